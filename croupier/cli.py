@@ -1,0 +1,47 @@
+"""The `croupier` command line: one entry point, subcommands loaded lazily from their modules.
+
+Each subcommand lives beside the code it drives; this file only names them, so `croupier --help`
+stays fast (no NumPy, DuckDB or Kafka import until a command runs).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from croupier import __version__
+
+# name -> "module:attribute" of a click command or group. Keep sorted.
+COMMANDS: dict[str, str] = {
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported only when used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target} is not a click command")
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="croupier")
+def main() -> None:
+    """Croupier: settle and audit casino table games from their event stream.
+
+    Table devices publish events to Kafka; the consumer settles every bet by the Peruvian
+    regulations (Pai Gow Poker, Tripóker, Progressive Texas Hold'em), checks every procedure,
+    and writes the results to a DuckLake lakehouse that dbt and the dashboards read.
+
+    Exit codes: 0 success, 1 failure at run time, 2 bad usage or bad input.
+    """

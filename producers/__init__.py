@@ -1,0 +1,1 @@
+"""producers package."""
