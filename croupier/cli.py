@@ -14,6 +14,9 @@ from croupier import __version__
 
 # name -> "module:attribute" of a click command or group. Keep sorted.
 COMMANDS: dict[str, str] = {
+    "kafka": "croupier.commands.kafka:kafka",
+    "lake": "croupier.commands.lake:lake",
+    "sql": "croupier.commands.lake:sql",
 }
 
 

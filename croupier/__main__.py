@@ -1,0 +1,5 @@
+"""`python -m croupier` runs the CLI."""
+
+from croupier.cli import main
+
+main()

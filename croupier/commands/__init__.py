@@ -1,0 +1,1 @@
+"""Subcommands of the `croupier` CLI, one module per area."""

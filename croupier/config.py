@@ -1,0 +1,142 @@
+"""Configuration in one place: environment variables, an optional TOML file, working defaults.
+
+Precedence (highest first): `CROUPIER_*` / `KAFKA_*` environment variables, the TOML file named
+by `CROUPIER_CONFIG` (or `./croupier.toml` when present), then the defaults below, which run the
+whole platform on one machine with no servers.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+# librdkafka security properties passed through from the environment unchanged, so a site's
+# SASL/SSL setup never needs code here. `KAFKA_SASL_USERNAME` -> `sasl.username`, and so on.
+KAFKA_SECURITY_ENV: dict[str, str] = {
+    "KAFKA_SECURITY_PROTOCOL": "security.protocol",
+    "KAFKA_SASL_MECHANISM": "sasl.mechanism",
+    "KAFKA_SASL_USERNAME": "sasl.username",
+    "KAFKA_SASL_PASSWORD": "sasl.password",
+    "KAFKA_SSL_CA_LOCATION": "ssl.ca.location",
+    "KAFKA_SSL_CERTIFICATE_LOCATION": "ssl.certificate.location",
+    "KAFKA_SSL_KEY_LOCATION": "ssl.key.location",
+    "KAFKA_SSL_KEY_PASSWORD": "ssl.key.password",
+    "KAFKA_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM": "ssl.endpoint.identification.algorithm",
+}
+
+
+def _config_file() -> Path | None:
+    named = os.environ.get("CROUPIER_CONFIG")
+    if named:
+        path = Path(named)
+        if not path.is_file():
+            raise FileNotFoundError(f"CROUPIER_CONFIG names {path}, which does not exist")
+        return path
+    local = Path("croupier.toml")
+    return local if local.is_file() else None
+
+
+def user_cache_dir() -> Path:
+    """Where downloads (Kafka jars) are kept between runs: `$XDG_CACHE_HOME/croupier`."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "croupier"
+
+
+class Settings(BaseSettings):
+    """Every setting of the platform. Field docs are the user-facing documentation."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="CROUPIER_", extra="forbid", frozen=True, populate_by_name=True
+    )
+
+    data_dir: Path = Field(
+        default=Path("var"),
+        description="Working folder for the lake, the local broker and dashboards' state.",
+    )
+    lake_path: Path | None = Field(
+        default=None, description="DuckLake folder (catalog.sqlite + data/); default data_dir/lake."
+    )
+    cache_dir: Path = Field(
+        default_factory=user_cache_dir,
+        description="Download cache (Kafka jars); default ~/.cache/croupier.",
+    )
+    casino_id: str = Field(default="casino-lima-01", description="Casino id on produced events.")
+
+    kafka_bootstrap_servers: str = Field(
+        default="127.0.0.1:9092",
+        validation_alias=AliasChoices(
+            "KAFKA_BOOTSTRAP_SERVERS", "CROUPIER_KAFKA_BOOTSTRAP_SERVERS"
+        ),
+        description="Kafka bootstrap servers (host:port,...).",
+    )
+    kafka_topic: str = Field(default="table-events", description="Topic of table events.")
+    kafka_dead_letter_topic: str = Field(
+        default="table-events.dead-letters", description="Topic receiving rejected messages."
+    )
+    kafka_partitions: int = Field(default=6, ge=1, description="Partitions when creating topics.")
+    kafka_consumer_group: str = Field(
+        default="croupier-settlement", description="Consumer group of the settlement consumer."
+    )
+    kafka_client: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra librdkafka properties (TOML table [kafka_client]), e.g. SASL settings.",
+    )
+
+    local_kafka_version: str = Field(
+        default="4.1.1", description="Apache Kafka version of the local broker (Maven Central)."
+    )
+    local_kafka_port: int = Field(default=9092, description="Port of the local broker.")
+    local_kafka_controller_port: int = Field(
+        default=9093, description="KRaft controller port of the local broker."
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = _config_file()
+        if path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+    @property
+    def lake_dir(self) -> Path:
+        return self.lake_path if self.lake_path is not None else self.data_dir / "lake"
+
+    @property
+    def kafka_dir(self) -> Path:
+        """Logs, data and pid file of the local broker."""
+        return self.data_dir / "kafka"
+
+    def kafka_client_config(self, **overrides: Any) -> dict[str, Any]:
+        """librdkafka configuration: bootstrap, security pass-through, extras, then overrides."""
+        config: dict[str, Any] = {"bootstrap.servers": self.kafka_bootstrap_servers}
+        for env_name, prop in KAFKA_SECURITY_ENV.items():
+            value = os.environ.get(env_name)
+            if value:
+                config[prop] = value
+        config.update(self.kafka_client)
+        config.update(overrides)
+        return config
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (read once; tests call `get_settings.cache_clear()`)."""
+    return Settings()

@@ -1,0 +1,303 @@
+"""A local single-node Apache Kafka broker in KRaft mode, run from Maven Central jars on Java 17.
+
+No Docker and no tarball: Maven fetches the broker's jars once into the user cache; the broker's
+config, data, log and pid file live under one folder. Used by `croupier kafka` and the tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+LOG4J_VERSION = "2.24.3"
+
+
+class KafkaLocalError(RuntimeError):
+    """A local broker could not be prepared, started or stopped; the message says why."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LocalBroker:
+    """One local broker: where it lives and where it listens."""
+
+    home: Path
+    cache_dir: Path
+    version: str
+    port: int = 9092
+    controller_port: int = 9093
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def lib_dir(self) -> Path:
+        return self.cache_dir / f"kafka-{self.version}" / "lib"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "broker.pid"
+
+    @property
+    def log_file(self) -> Path:
+        return self.home / "broker.log"
+
+    @property
+    def config_file(self) -> Path:
+        return self.home / "server.properties"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.home / "data"
+
+
+def _require(tool: str, hint: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        raise KafkaLocalError(f"`{tool}` was not found on PATH: {hint}")
+    return path
+
+
+def ensure_jars(broker: LocalBroker, *, quiet: bool = True) -> Path:
+    """Fetch the broker's jars with Maven into the cache once; return the lib folder."""
+    done = broker.lib_dir / ".complete"
+    if done.exists():
+        return broker.lib_dir
+    _require("java", "install a Java 17+ runtime (Debian: openjdk-17-jre-headless)")
+    mvn = _require("mvn", "install Apache Maven (Debian: maven) to fetch the Kafka jars")
+    work = broker.lib_dir.parent
+    work.mkdir(parents=True, exist_ok=True)
+    # Kafka 4 still logs through SLF4J 1.x; its POM does not bring a binding, so we add log4j2's.
+    (work / "pom.xml").write_text(
+        f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.croupier</groupId><artifactId>kafka-broker</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId>
+      <version>{broker.version}</version></dependency>
+    <dependency><groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-slf4j-impl</artifactId><version>{LOG4J_VERSION}</version></dependency>
+    <dependency><groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-core</artifactId><version>{LOG4J_VERSION}</version></dependency>
+  </dependencies>
+</project>
+"""
+    )
+    staging = work / "lib.partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    cmd = [
+        mvn,
+        "-B",
+        *(["-q"] if quiet else []),
+        "-f",
+        str(work / "pom.xml"),
+        f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+        "-DincludeScope=runtime",
+        f"-DoutputDirectory={staging}",
+    ]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        tail = (result.stdout + result.stderr).strip().splitlines()[-15:]
+        raise KafkaLocalError(
+            "Maven could not fetch the Kafka jars (is Maven Central reachable?):\n"
+            + "\n".join(tail)
+        )
+    shutil.rmtree(broker.lib_dir, ignore_errors=True)
+    staging.rename(broker.lib_dir)
+    done.write_text(broker.version + "\n")
+    return broker.lib_dir
+
+
+def _port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def running_pid(broker: LocalBroker) -> int | None:
+    """The pid of the broker this folder started, if it is still that broker."""
+    try:
+        pid = int(broker.pid_file.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    # A recycled pid belongs to another program: only our java with our config file counts.
+    if b"kafka.Kafka" in cmdline and str(broker.config_file).encode() in cmdline:
+        return pid
+    return None
+
+
+def _write_config(broker: LocalBroker) -> None:
+    broker.home.mkdir(parents=True, exist_ok=True)
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.bootstrap.servers": f"127.0.0.1:{broker.controller_port}",
+        "listeners": (
+            f"PLAINTEXT://127.0.0.1:{broker.port},CONTROLLER://127.0.0.1:{broker.controller_port}"
+        ),
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{broker.port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(broker.data_dir),
+        "num.partitions": "1",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "8",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        "auto.create.topics.enable": "false",
+        "message.max.bytes": str(2 * 1024 * 1024),
+    }
+    broker.config_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    (broker.home / "log4j2.properties").write_text(
+        "rootLogger.level = INFO\n"
+        "rootLogger.appenderRef.stdout.ref = STDOUT\n"
+        "appender.stdout.type = Console\n"
+        "appender.stdout.name = STDOUT\n"
+        "appender.stdout.layout.type = PatternLayout\n"
+        "appender.stdout.layout.pattern = [%d] %p %m (%c)%n\n"
+        "logger.kafka.name = kafka\nlogger.kafka.level = INFO\n"
+        "logger.state.name = state.change.logger\nlogger.state.level = WARN\n"
+    )
+
+
+def _java_cmd(broker: LocalBroker, main_class: str, *args: str) -> list[str]:
+    return [
+        _require("java", "install a Java 17+ runtime (Debian: openjdk-17-jre-headless)"),
+        "-Xms256m",
+        "-Xmx768m",
+        "-XX:+UseG1GC",
+        "-Djava.awt.headless=true",
+        f"-Dlog4j2.configurationFile={broker.home / 'log4j2.properties'}",
+        "-cp",
+        f"{broker.lib_dir}/*",
+        main_class,
+        *args,
+    ]
+
+
+def _format_storage(broker: LocalBroker) -> None:
+    if (broker.data_dir / "meta.properties").exists():
+        return
+    cluster_id = uuid.uuid4().hex[:22]
+    cmd = _java_cmd(
+        broker,
+        "kafka.tools.StorageTool",
+        "format",
+        "--standalone",
+        "-t",
+        cluster_id,
+        "-c",
+        str(broker.config_file),
+    )
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise KafkaLocalError("formatting the KRaft storage failed:\n" + result.stderr[-2000:])
+
+
+def broker_answers(bootstrap: str, timeout: float = 2.0) -> bool:
+    """True when a metadata request to the broker succeeds."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    try:
+        metadata = admin.list_topics(timeout=timeout)
+    except Exception:
+        return False
+    return len(metadata.brokers) > 0
+
+
+def start(broker: LocalBroker, *, timeout: float = 120.0) -> tuple[int, bool]:
+    """Start the broker unless it already runs; return (pid, started_now)."""
+    pid = running_pid(broker)
+    if pid is not None:
+        return pid, False
+    _require("java", "install a Java 17+ runtime (Debian: openjdk-17-jre-headless)")
+    ensure_jars(broker)
+    for port in (broker.port, broker.controller_port):
+        if _port_in_use(port):
+            raise KafkaLocalError(
+                f"port {port} on 127.0.0.1 is taken by another program; stop it, or choose "
+                "other ports (CROUPIER_LOCAL_KAFKA_PORT / CROUPIER_LOCAL_KAFKA_CONTROLLER_PORT)"
+            )
+    _write_config(broker)
+    _format_storage(broker)
+    log = broker.log_file.open("ab")
+    process = subprocess.Popen(
+        _java_cmd(broker, "kafka.Kafka", str(broker.config_file)),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    log.close()
+    broker.pid_file.write_text(f"{process.pid}\n")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            broker.pid_file.unlink(missing_ok=True)
+            tail = broker.log_file.read_text(errors="replace").splitlines()[-20:]
+            raise KafkaLocalError(
+                f"the broker exited with code {process.returncode}; last log lines:\n"
+                + "\n".join(tail)
+            )
+        if broker_answers(broker.bootstrap, timeout=1.0):
+            return process.pid, True
+        time.sleep(0.3)
+    stop(broker)
+    raise KafkaLocalError(
+        f"the broker did not answer within {timeout:.0f} s; see {broker.log_file}"
+    )
+
+
+def stop(broker: LocalBroker, *, timeout: float = 30.0) -> bool:
+    """Stop the broker this folder started; return False when none was running."""
+    pid = running_pid(broker)
+    if pid is None:
+        broker.pid_file.unlink(missing_ok=True)
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and running_pid(broker) is not None:
+        time.sleep(0.2)
+    if running_pid(broker) is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5)
+    broker.pid_file.unlink(missing_ok=True)
+    return True
+
+
+def from_settings() -> LocalBroker:
+    """The local broker that the configuration describes."""
+    from croupier.config import get_settings
+
+    settings = get_settings()
+    return LocalBroker(
+        home=settings.kafka_dir,
+        cache_dir=settings.cache_dir,
+        version=settings.local_kafka_version,
+        port=settings.local_kafka_port,
+        controller_port=settings.local_kafka_controller_port,
+    )

@@ -1,0 +1,145 @@
+"""The DuckLake store: a SQLite catalog plus a folder of Parquet files, one writer and many readers.
+
+Extensions come from the pinned PyPI wheels (`duckdb-extension-ducklake`, `-sqlite`) and are
+copied into DuckDB's extension folder, so attaching the lake never downloads anything.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+LAKE_ALIAS = "lake"
+# Name in the wheel -> name DuckDB looks for (the sqlite extension loads as `sqlite_scanner`).
+_EXTENSIONS = {"ducklake": "ducklake", "sqlite": "sqlite_scanner"}
+
+
+class LakeError(RuntimeError):
+    """The lake is missing, or its extensions cannot be installed; the message says which."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Lake:
+    """Where one lake lives: `catalog.sqlite` (metadata) and `data/` (Parquet files)."""
+
+    root: Path
+
+    @property
+    def catalog(self) -> Path:
+        return self.root / "catalog.sqlite"
+
+    @property
+    def data_path(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def exists(self) -> bool:
+        return self.catalog.is_file()
+
+    def attach_sql(self, *, alias: str = LAKE_ALIAS, read_only: bool = False) -> str:
+        """The ATTACH statement for this lake (also used verbatim by the dbt profile)."""
+        options = [f"DATA_PATH '{_quote(str(self.data_path.resolve()))}/'"]
+        if read_only:
+            options.append("READ_ONLY")
+        return (
+            f"ATTACH 'ducklake:sqlite:{_quote(str(self.catalog.resolve()))}' AS {alias} "
+            f"({', '.join(options)})"
+        )
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def extension_dir() -> Path:
+    """DuckDB's default extension folder for this DuckDB version and platform."""
+    con = duckdb.connect()
+    try:
+        row = con.execute(
+            "SELECT current_setting('extension_directory'), v.library_version, p.platform "
+            "FROM pragma_version() v, pragma_platform() p"
+        ).fetchone()
+    finally:
+        con.close()
+    if row is None:
+        raise LakeError("DuckDB did not report its version")
+    base, version, platform = row
+    root = Path(base) if base else Path.home() / ".duckdb" / "extensions"
+    return root / str(version) / str(platform)
+
+
+def install_extensions() -> Path:
+    """Copy the ducklake and sqlite extensions from their wheels into DuckDB's folder."""
+    target = extension_dir()
+    target.mkdir(parents=True, exist_ok=True)
+    version = target.parent.name
+    for package_suffix, loaded_as in _EXTENSIONS.items():
+        package = f"duckdb_extension_{package_suffix}"
+        spec = importlib.util.find_spec(package)
+        if spec is None or spec.submodule_search_locations is None:
+            raise LakeError(f"the Python package {package} is not installed (run `uv sync`)")
+        source = (
+            Path(next(iter(spec.submodule_search_locations)))
+            / "extensions"
+            / version
+            / f"{package_suffix}.duckdb_extension"
+        )
+        if not source.is_file():
+            raise LakeError(f"{source} is missing: {package} does not match DuckDB {version}")
+        destination = target / f"{loaded_as}.duckdb_extension"
+        if not destination.is_file() or destination.stat().st_size != source.stat().st_size:
+            tmp = destination.with_suffix(".partial")
+            shutil.copyfile(source, tmp)
+            tmp.replace(destination)
+    return target
+
+
+def connect(
+    lake: Lake, *, read_only: bool = False, create: bool = False
+) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with the lake attached as `lake` and in use."""
+    if not lake.exists and not create:
+        raise LakeError(f"no lake at {lake.root}: run `croupier lake init` first")
+    if create:
+        lake.data_path.mkdir(parents=True, exist_ok=True)
+    install_extensions()
+    con = duckdb.connect(config={"autoinstall_known_extensions": False})
+    try:
+        con.execute("LOAD ducklake")
+        con.execute("LOAD sqlite_scanner")
+        con.execute(lake.attach_sql(read_only=read_only))
+        con.execute(f"USE {LAKE_ALIAS}")
+    except Exception:
+        con.close()
+        raise
+    return con
+
+
+def current_snapshot(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute(f"FROM {LAKE_ALIAS}.current_snapshot()").fetchone()
+    return int(row[0]) if row else 0
+
+
+def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Row count of every table in the lake, by `schema.table`."""
+    tables = con.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? "
+        "ORDER BY schema_name, table_name",
+        [LAKE_ALIAS],
+    ).fetchall()
+    counts: dict[str, int] = {}
+    for schema, table in tables:
+        row = con.execute(f'SELECT count(*) FROM {LAKE_ALIAS}."{schema}"."{table}"').fetchone()
+        counts[f"{schema}.{table}"] = int(row[0]) if row else 0
+    return counts
+
+
+def from_settings(path: Path | None = None) -> Lake:
+    """The configured lake, or the one at `path`."""
+    from croupier.config import get_settings
+
+    return Lake(root=path if path is not None else get_settings().lake_dir)

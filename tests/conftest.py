@@ -1,0 +1,69 @@
+"""Shared fixtures: a real local Kafka broker (KRaft) for the session, and private ones on demand.
+
+The session broker is started by the same code as `croupier kafka start`, on free ports in a
+temporary folder, unless KAFKA_BOOTSTRAP_SERVERS points at a broker that is already running.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from croupier import kafka_local
+from croupier.config import user_cache_dir
+
+KAFKA_VERSION = os.environ.get("CROUPIER_LOCAL_KAFKA_VERSION", "4.1.1")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def make_broker(home: Path) -> kafka_local.LocalBroker:
+    """A broker of our own in `home`, on two free loopback ports (not yet started)."""
+    return kafka_local.LocalBroker(
+        home=home,
+        cache_dir=user_cache_dir(),
+        version=KAFKA_VERSION,
+        port=free_port(),
+        controller_port=free_port(),
+    )
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Bootstrap address of a real Kafka broker for the whole test session."""
+    external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    if external:
+        yield external
+        return
+    broker = make_broker(tmp_path_factory.mktemp("kafka"))
+    kafka_local.start(broker)
+    try:
+        yield broker.bootstrap
+    finally:
+        kafka_local.stop(broker)
+
+
+@pytest.fixture
+def private_kafka_broker(tmp_path: Path) -> Iterator[kafka_local.LocalBroker]:
+    """A broker of this test's own, already started; the test may stop and start it again."""
+    broker = make_broker(tmp_path / "kafka")
+    kafka_local.start(broker)
+    try:
+        yield broker
+    finally:
+        kafka_local.stop(broker)
+
+
+@pytest.fixture
+def topic_name() -> str:
+    """A fresh topic name, so tests sharing the session broker never see each other's data."""
+    return f"test-{uuid.uuid4().hex[:12]}"
