@@ -1,0 +1,18 @@
+# The Croupier application image: one image, every subcommand (`croupier --help`).
+FROM python:3.11-slim
+ENV UV_LINK_MODE=copy UV_COMPILE_BYTECODE=1 PATH="/app/.venv/bin:$PATH"
+RUN pip install --no-cache-dir "uv==0.13.8"
+WORKDIR /app
+COPY pyproject.toml uv.lock README.md ./
+COPY croupier croupier
+COPY events events
+COPY rules rules
+COPY producers producers
+COPY consumers consumers
+COPY dashboards dashboards
+COPY dbt_project dbt_project
+RUN uv sync --locked --no-dev && croupier lake --help >/dev/null
+ENV CROUPIER_DATA_DIR=/data
+VOLUME /data
+ENTRYPOINT ["croupier"]
+CMD ["--help"]
