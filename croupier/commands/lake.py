@@ -28,14 +28,19 @@ def lake() -> None:
 @lake.command()
 @lake_option
 def init(lake_path: Path | None) -> None:
-    """Create the lake (or open an existing one) with the DuckDB extensions installed offline."""
+    """Create the lake (or open an existing one) and its tables; extensions install offline."""
+    from consumers.schema import create_tables
+
     store = lakes.from_settings(lake_path)
     existed = store.exists
     try:
         con = lakes.connect(store, create=True)
     except lakes.LakeError as exc:
         raise click.ClickException(str(exc)) from exc
-    con.close()
+    try:
+        create_tables(con)
+    finally:
+        con.close()
     click.echo(f"{'Opened existing' if existed else 'Created'} lake at {store.root}")
 
 

@@ -1,0 +1,156 @@
+"""The derived tables the consumer writes to the lake: the system of record for analytics.
+
+One definition serves the sink (Arrow schemas for inserts), `croupier lake init` (DDL) and the
+dbt sources; column names follow the shared vocabulary (`*_cents`, `*_at`, `table_id`, `round_id`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True, kw_only=True)
+class Column:
+    name: str
+    sql: str
+    arrow: pa.DataType
+    doc: str
+
+
+def _c(name: str, sql: str, doc: str) -> Column:
+    arrow = {
+        "VARCHAR": pa.string(),
+        "BIGINT": pa.int64(),
+        "INTEGER": pa.int32(),
+        "BOOLEAN": pa.bool_(),
+        "BLOB": pa.binary(),
+        "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
+        "VARCHAR[]": pa.list_(pa.string()),
+    }[sql]
+    return Column(name=name, sql=sql, arrow=arrow, doc=doc)
+
+
+_ENVELOPE = [
+    _c("casino_id", "VARCHAR", "Casino the table belongs to."),
+    _c("table_id", "VARCHAR", "Table id (the Kafka key)."),
+    _c("game", "VARCHAR", "pai_gow | tripoker | holdem."),
+]
+
+TABLES: dict[str, list[Column]] = {
+    "events": [
+        _c("event_id", "VARCHAR", "UUID of the event; a repeat is dropped."),
+        _c("event_type", "VARCHAR", "Catalogue name, snake_case past tense."),
+        _c("schema_version", "INTEGER", "Version after upcasting."),
+        *_ENVELOPE,
+        _c("round_id", "VARCHAR", "Round id; null for table-level events."),
+        _c("seq", "BIGINT", "Producer sequence number per table."),
+        _c("occurred_at", "TIMESTAMPTZ", "When it happened at the table (UTC)."),
+        _c("source_device", "VARCHAR", "Device that reported it."),
+        _c("payload", "VARCHAR", "The whole event as canonical JSON."),
+        _c("source_partition", "INTEGER", "Kafka partition it was read from (null in-process)."),
+        _c("source_offset", "BIGINT", "Kafka offset it was read from (null in-process)."),
+    ],
+    "dead_letters": [
+        _c("source_topic", "VARCHAR", "Topic the message came from."),
+        _c("source_partition", "INTEGER", "Partition."),
+        _c("source_offset", "BIGINT", "Offset."),
+        _c("message_key", "BLOB", "Raw key bytes."),
+        _c("raw", "BLOB", "Raw value bytes, as received (truncated above 1 MiB)."),
+        _c("raw_size", "BIGINT", "Size of the value in bytes."),
+        _c("reason", "VARCHAR", "Short reason code: undecodable, invalid_json, schema, ..."),
+        _c("detail", "VARCHAR", "What exactly was wrong (field, message)."),
+    ],
+    "rounds": [
+        _c("round_id", "VARCHAR", "Round id."),
+        *_ENVELOPE,
+        _c("dealer_id", "VARCHAR", "Dealer who ran the round."),
+        _c("deck_id", "VARCHAR", "Deck used."),
+        _c("banker_position", "INTEGER", "Pai Gow banker position (0 = dealer)."),
+        _c("profile", "VARCHAR", "Rule profile the round was settled under."),
+        _c("profile_version", "INTEGER", "Rule profile version."),
+        _c("started_at", "TIMESTAMPTZ", "round_started."),
+        _c("ended_at", "TIMESTAMPTZ", "round_ended or round_voided."),
+        _c("status", "VARCHAR", "settled | voided | unsettled (bad data, see violations)."),
+        _c("status_reason", "VARCHAR", "Void reason or why the round could not be settled."),
+        _c("bets", "INTEGER", "Number of bets placed."),
+        _c("wager_cents", "BIGINT", "Sum of wagers placed."),
+        _c("house_result_cents", "BIGINT", "House result of the round's settlements."),
+        _c("violations", "INTEGER", "Violations raised in this round."),
+    ],
+    "settlements": [
+        _c("round_id", "VARCHAR", "Round id."),
+        *_ENVELOPE,
+        _c("dealer_id", "VARCHAR", "Dealer who ran the round."),
+        _c("seat", "INTEGER", "Seat (0 = the dealer's position)."),
+        _c("spot", "VARCHAR", "Bet spot."),
+        _c("bettor", "VARCHAR", "player | banker | house."),
+        _c("player_ref", "VARCHAR", "Pseudonymous player reference."),
+        _c("wager_cents", "BIGINT", "Stake."),
+        _c("outcome", "VARCHAR", "win | lose | push | fold | surrender | foul | returned."),
+        _c("payout_cents", "BIGINT", "Winnings paid on top of the stake, after any cap."),
+        _c("capped_cents", "BIGINT", "Withheld by the payout cap (THP-A2c)."),
+        _c("uncapped_payout_cents", "BIGINT", "Payout before the cap."),
+        _c("commission_cents", "BIGINT", "Commission taken (PGP-A17c)."),
+        _c("net_cents", "BIGINT", "Bettor's money change."),
+        _c("house_result_cents", "BIGINT", "House's money change from this line."),
+        _c("recorded_paid_cents", "BIGINT", "Winnings the dealer recorded paying (null: none)."),
+        _c("recorded_commission_cents", "BIGINT", "Commission the dealer recorded taking."),
+        _c("payout_difference_cents", "BIGINT", "Recorded minus computed (paid - commission)."),
+        _c("profile", "VARCHAR", "Rule profile."),
+        _c("profile_version", "INTEGER", "Rule profile version."),
+        _c("rule_ids", "VARCHAR[]", "Rule IDs that decided this settlement."),
+        _c("settled_at", "TIMESTAMPTZ", "When the round ended."),
+    ],
+    "violations": [
+        _c("violation_id", "VARCHAR", "Deterministic id (hash of rule, table, event)."),
+        _c("rule_id", "VARCHAR", "Rule broken, as in the spec (PGP-A10d, ...)."),
+        _c("check_name", "VARCHAR", "Name of the check that found it."),
+        _c("severity", "VARCHAR", "critical | major | minor."),
+        *_ENVELOPE,
+        _c("round_id", "VARCHAR", "Round (null for table-level breaches)."),
+        _c("dealer_id", "VARCHAR", "Dealer on duty."),
+        _c("seq", "BIGINT", "Sequence number of the event that showed it."),
+        _c("event_id", "VARCHAR", "Event that showed it."),
+        _c("occurred_at", "TIMESTAMPTZ", "When."),
+        _c("evidence", "VARCHAR", "JSON: what was expected and what was seen."),
+    ],
+    "jackpot_ledger": [
+        _c("round_id", "VARCHAR", "Round."),
+        *_ENVELOPE,
+        _c("entry_no", "INTEGER", "Order within the round."),
+        _c("seat", "INTEGER", "Seat (null for resets)."),
+        _c("kind", "VARCHAR", "contribution | hit | reset."),
+        _c("amount_cents", "BIGINT", "Amount of the movement."),
+        _c("meter_before_cents", "BIGINT", "Meter before."),
+        _c("meter_after_cents", "BIGINT", "Meter after."),
+        _c("rule_ids", "VARCHAR[]", "Rule IDs."),
+        _c("occurred_at", "TIMESTAMPTZ", "When."),
+    ],
+    "consumer_offsets": [
+        _c("source_topic", "VARCHAR", "Topic."),
+        _c("source_partition", "INTEGER", "Partition."),
+        _c("next_offset", "BIGINT", "First offset not yet in the lake."),
+    ],
+    "table_state": [
+        _c("table_id", "VARCHAR", "Table."),
+        _c("state", "VARCHAR", "The processor's state of this table, as JSON."),
+    ],
+}
+
+ARROW_SCHEMAS: dict[str, pa.Schema] = {
+    name: pa.schema([pa.field(c.name, c.arrow) for c in columns])
+    for name, columns in TABLES.items()
+}
+
+
+def ddl(name: str) -> str:
+    columns = ",\n  ".join(f"{c.name} {c.sql}" for c in TABLES[name])
+    return f"CREATE TABLE IF NOT EXISTS {name} (\n  {columns}\n)"
+
+
+def create_tables(con: object) -> None:
+    """Create every derived table that is missing (idempotent)."""
+    for name in TABLES:
+        con.execute(ddl(name))  # type: ignore[attr-defined]

@@ -1,0 +1,159 @@
+"""The sink: writes one batch of derived rows to the lake in one transaction, with its positions.
+
+Rows, the Kafka offsets they came from and the processor's table state commit together, so a
+consumer killed at any point restarts exactly where the lake says it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from consumers.schema import ARROW_SCHEMAS, TABLES, create_tables
+from croupier import lake as lakes
+
+# Bookkeeping tables: append-only (no deletes in the lake), the latest row wins on read.
+OFFSETS = "consumer_offsets"
+STATE = "table_state"
+ANALYTIC_TABLES = (
+    "events",
+    "dead_letters",
+    "rounds",
+    "settlements",
+    "violations",
+    "jackpot_ledger",
+)
+
+
+@dataclass
+class RowBatch:
+    """Rows for each derived table, in the order the processor produced them."""
+
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        self.rows.setdefault(table, []).append(row)
+
+    def extend(self, other: RowBatch) -> None:
+        for table, rows in other.rows.items():
+            self.rows.setdefault(table, []).extend(rows)
+
+    def count(self, table: str) -> int:
+        return len(self.rows.get(table, ()))
+
+    def __len__(self) -> int:
+        return sum(len(r) for r in self.rows.values())
+
+
+class LakeSink:
+    """Owns one read-write connection to the lake."""
+
+    def __init__(self, lake: lakes.Lake) -> None:
+        self.lake = lake
+        self.con = lakes.connect(lake, create=True)
+        create_tables(self.con)
+        # Bookkeeping columns added by the sink (not part of the analytic schema's docs).
+        self.con.execute(f"ALTER TABLE {STATE} ADD COLUMN IF NOT EXISTS version BIGINT")
+
+    def close(self) -> None:
+        self.con.close()
+
+    def commit(
+        self,
+        batch: RowBatch,
+        *,
+        offsets: Mapping[tuple[str, int], int] | None = None,
+        states: Mapping[str, tuple[int, Mapping[str, Any]]] | None = None,
+    ) -> None:
+        """Write rows, next offsets per (topic, partition) and table states in one transaction.
+
+        `states` maps table_id -> (version, state): the version (the last offset or position
+        applied for that table) orders snapshots of one table's state.
+        """
+        con = self.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for table, rows in batch.rows.items():
+                if rows:
+                    self._insert(table, pa.Table.from_pylist(rows, schema=ARROW_SCHEMAS[table]))
+            if offsets:
+                self._insert(
+                    OFFSETS,
+                    pa.Table.from_pylist(
+                        [
+                            {"source_topic": t, "source_partition": p, "next_offset": o}
+                            for (t, p), o in sorted(offsets.items())
+                        ],
+                        schema=ARROW_SCHEMAS[OFFSETS],
+                    ),
+                )
+            if states:
+                ids = sorted(states)
+                con.register(
+                    "_state_batch",
+                    pa.table(
+                        {
+                            "table_id": ids,
+                            "state": [
+                                json.dumps(states[t][1], sort_keys=True, separators=(",", ":"))
+                                for t in ids
+                            ],
+                            "version": pa.array([states[t][0] for t in ids], pa.int64()),
+                        }
+                    ),
+                )
+                con.execute(
+                    f"INSERT INTO {STATE} (table_id, state, version) "
+                    "SELECT table_id, state, version FROM _state_batch"
+                )
+                con.unregister("_state_batch")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    def _insert(self, table: str, data: pa.Table) -> None:
+        columns = ", ".join(c.name for c in TABLES[table])
+        self.con.register("_batch", data)
+        try:
+            self.con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM _batch")
+        finally:
+            self.con.unregister("_batch")
+
+    def load_offsets(self, topic: str) -> dict[int, int]:
+        """Next offset per partition of `topic`, as last committed with the rows."""
+        rows = self.con.execute(
+            f"SELECT source_partition, max(next_offset) FROM {OFFSETS} "
+            "WHERE source_topic = ? GROUP BY source_partition",
+            [topic],
+        ).fetchall()
+        return {int(p): int(o) for p, o in rows}
+
+    def load_states(self, table_ids: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+        """The latest committed state of each table (all tables, or the ones named)."""
+        query = (
+            f"SELECT table_id, arg_max(state, version) FROM {STATE} "
+            + ("WHERE table_id IN (SELECT unnest(?)) " if table_ids is not None else "")
+            + "GROUP BY table_id"
+        )
+        params: list[Any] = [list(table_ids)] if table_ids is not None else []
+        return {str(t): json.loads(s) for t, s in self.con.execute(query, params).fetchall()}
+
+
+def content_hashes(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """MD5 of each analytic table's rows, sorted, so two lakes with equal content hash equal."""
+    hashes: dict[str, str] = {}
+    for table in ANALYTIC_TABLES:
+        columns = ", ".join(c.name for c in TABLES[table])
+        row = con.execute(
+            f"SELECT count(*), md5(coalesce(string_agg(r, chr(10) ORDER BY r), '')) "
+            f"FROM (SELECT CAST(({columns}) AS VARCHAR) AS r FROM {table})"
+        ).fetchone()
+        count, digest = row if row else (0, "")
+        hashes[table] = f"{count}:{digest}"
+    return hashes
