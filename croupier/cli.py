@@ -14,6 +14,7 @@ from croupier import __version__
 
 # name -> "module:attribute" of a click command or group. Keep sorted.
 COMMANDS: dict[str, str] = {
+    "hand": "croupier.commands.hand:hand",
     "kafka": "croupier.commands.kafka:kafka",
     "lake": "croupier.commands.lake:lake",
     "sql": "croupier.commands.lake:sql",
