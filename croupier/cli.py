@@ -15,8 +15,11 @@ from croupier import __version__
 # name -> "module:attribute" of a click command or group. Keep sorted.
 COMMANDS: dict[str, str] = {
     "hand": "croupier.commands.hand:hand",
+    "house-way": "croupier.commands.rules_cli:house_way",
     "kafka": "croupier.commands.kafka:kafka",
     "lake": "croupier.commands.lake:lake",
+    "odds": "croupier.commands.rules_cli:odds",
+    "settle": "croupier.commands.rules_cli:settle",
     "sql": "croupier.commands.lake:sql",
 }
 

@@ -35,6 +35,9 @@ def parse_card(text: str, *, allow_joker: bool = False) -> int:
     >>> parse_card("jk", allow_joker=True)
     52
     """
+    card = CANONICAL.get(text)
+    if card is not None and (card != JOKER or allow_joker):
+        return card  # the canonical spelling, as on the wire: one dict lookup
     token = text.strip()
     if token.lower() == JOKER_TEXT.lower():
         if not allow_joker:
@@ -51,6 +54,13 @@ def parse_card(text: str, *, allow_joker: bool = False) -> int:
     if suit < 0:
         raise CardError(f"bad card {text!r}: unknown suit {token[1]!r} (use c, d, h or s)")
     return rank * 4 + suit
+
+
+CANONICAL: dict[str, int] = {
+    **{rank + suit: r * 4 + s for r, rank in enumerate(RANKS) for s, suit in enumerate(SUITS)},
+    JOKER_TEXT: JOKER,
+}
+"""Canonical spelling (as events carry it) -> card."""
 
 
 def parse_cards(text: str | Iterable[str], *, allow_joker: bool = False) -> tuple[int, ...]:

@@ -1,0 +1,289 @@
+"""Progressive Texas Hold'em (Casino Hold'em with a jackpot) by the 2007 regulation and DEF-THP.
+
+Ante and call against the dealer, the ante paytable, the per-seat payout cap and the progressive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rules.money import BASIS_POINTS, share_cents
+from rules.profile import HoldemProfile
+from rules.rankings import HOLDEM
+from rules.settlement import (
+    Decision,
+    JackpotEntry,
+    LedgerKind,
+    Outcome,
+    RoundError,
+    RoundSettlement,
+    Settlement,
+    Spot,
+    category_table,
+    settlement_line,
+    showdown,
+)
+
+SEATS = tuple(range(1, 8))  # THP-A2a: seven ante boxes
+FLOP = 3
+BOARD = 5
+_KING = 11
+_CATEGORY = category_table(HOLDEM)
+
+
+@lru_cache(maxsize=64)
+def qualifier_strength(qualifier: tuple[int, ...]) -> int:
+    """Strength of a profile's lowest qualifying dealer hand (THP-A2b)."""
+    return HOLDEM.strength(qualifier)
+
+
+def calls_simple_strategy(hole: Sequence[int], flop: Sequence[int]) -> bool:
+    """A simple call-or-fold strategy on the hole cards and the flop (DEF-THP1), used by the game
+    math and the simulator: call with a pair or better that uses a hole card, four to a flush or
+    four in a row open at both ends (or better) with a hole card, an ace or a king in the hole,
+    or two hole cards above every flop card; otherwise fold.
+
+    >>> from rules.cards import parse_cards
+    >>> calls_simple_strategy(parse_cards("7c 2d"), parse_cards("9s Th Jh"))
+    False
+    >>> calls_simple_strategy(parse_cards("7c 2d"), parse_cards("7s Th Jh"))
+    True
+    """
+    hole_ranks = {c >> 2 for c in hole}
+    flop_ranks = [c >> 2 for c in flop]
+    if len(hole_ranks) == 1 or hole_ranks & set(flop_ranks):
+        return True
+    if max(hole_ranks) >= _KING or min(hole_ranks) > max(flop_ranks):
+        return True
+    suits = [c & 3 for c in (*hole, *flop)]
+    if any(suits.count(c & 3) >= 4 for c in hole):
+        return True
+    ranks = hole_ranks | set(flop_ranks)
+    return any(
+        all(r in ranks for r in range(low, low + 4)) and hole_ranks & set(range(low, low + 4))
+        for low in range(1, 9)  # 3-4-5-6 up to J-Q-K-A's lower neighbour T-J-Q-K
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HoldemSeat:
+    """One seat: ante, the optional progressive wager, two hole cards and call or fold."""
+
+    seat: int
+    ante_cents: int
+    progressive_cents: int
+    hole: tuple[int, ...]
+    decision: Decision
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HoldemRound:
+    """A round as the consumer rebuilds it. `board` is the flop, turn and river (the flop alone
+    when every seat folded); `dealer_hole` may be empty then too. `meter_cents` is the
+    progressive meter before this round's contributions."""
+
+    round_id: str
+    dealer_hole: tuple[int, ...]
+    board: tuple[int, ...]
+    seats: tuple[HoldemSeat, ...]
+    meter_cents: int
+
+
+def settle_holdem(game: HoldemRound, profile: HoldemProfile) -> RoundSettlement:
+    """Settle every bet (DEF-THP1..5, THP-A2b, THP-A2c) and move the meter (DEF-THP4).
+
+    Lines per seat, seats in order: `ante`, `call` (not after a fold), `progressive` (when
+    wagered). The cap applies to a seat's ante and call winnings together, taken off the ante
+    line first. Progressive contributions all go in before the first hit (the wagers are placed
+    before the deal); hits are paid in seat order, each from the meter as the previous one left
+    it, and are never capped (DEF-THP4, DEF-THP5).
+    """
+    _check_round(game, profile)
+    round_id, name, version = game.round_id, profile.name, profile.version
+    board = game.board
+    seats = sorted(game.seats, key=_seat_number)
+    dealer, qualifies = 0, False
+    if any(s.decision is Decision.CALL for s in seats):
+        dealer = HOLDEM.strength(game.dealer_hole + board)
+        qualifies = dealer >= qualifier_strength(profile.dealer_qualifier)
+    base_rules = _QUALIFIED if qualifies else _NOT_QUALIFIED
+    cap = profile.payout_cap_cents
+    progressive = _Meter(game, profile, seats)
+    lines: list[Settlement] = []
+
+    def line(
+        seat: int,
+        spot: Spot,
+        wager: int,
+        outcome: Outcome,
+        payout: int,
+        capped: int,
+        rules: tuple[str, ...],
+    ) -> None:
+        net = payout if outcome is Outcome.WIN else 0 if outcome is Outcome.PUSH else -wager
+        lines.append(
+            settlement_line(
+                round_id,
+                seat,
+                spot,
+                wager,
+                outcome,
+                payout,
+                0,
+                net,
+                -net,
+                name,
+                version,
+                rules,
+                capped,
+            )
+        )
+
+    for seat in seats:
+        number, ante = seat.seat, seat.ante_cents
+        if seat.decision is Decision.FOLD:
+            line(number, Spot.ANTE, ante, Outcome.FOLD, 0, 0, _FOLD)
+        else:
+            call = ante * profile.call_multiple
+            strength = HOLDEM.strength(seat.hole + board)
+            if qualifies:  # the higher hand wins ante and call; equal hands push both
+                ante_outcome = call_outcome = showdown(strength, dealer)
+            else:  # the ante is paid by the table, the call pushes
+                ante_outcome, call_outcome = Outcome.WIN, Outcome.PUSH
+            pays = profile.ante_pays.get(_CATEGORY[strength]) or 0
+            ante_win = ante * pays if ante_outcome is Outcome.WIN else 0
+            call_win = call if call_outcome is Outcome.WIN else 0
+            over = ante_win + call_win - cap
+            ante_cut = call_cut = 0
+            if over > 0:  # THP-A2c / DEF-THP5: the cap withholds the excess, ante line first
+                ante_cut = min(over, ante_win)
+                call_cut = over - ante_cut
+            line(
+                number,
+                Spot.ANTE,
+                ante,
+                ante_outcome,
+                ante_win - ante_cut,
+                ante_cut,
+                base_rules + _CAPPED if ante_cut else base_rules,
+            )
+            line(
+                number,
+                Spot.CALL,
+                call,
+                call_outcome,
+                call_win - call_cut,
+                call_cut,
+                base_rules + _CAPPED if call_cut else base_rules,
+            )
+        if seat.progressive_cents:
+            outcome, paid = progressive.settle(seat)
+            line(number, Spot.PROGRESSIVE, seat.progressive_cents, outcome, paid, 0, _METER)
+    return RoundSettlement(
+        round_id=round_id,
+        settlements=tuple(lines),
+        jackpot=tuple(progressive.ledger),
+        meter_after_cents=progressive.meter,
+    )
+
+
+def _seat_number(seat: HoldemSeat) -> int:
+    return seat.seat
+
+
+_FOLD = ("DEF-THP1",)
+_QUALIFIED = ("THP-A4", "DEF-THP2", "DEF-THP3")
+_NOT_QUALIFIED = ("THP-A2b", "DEF-THP2", "DEF-THP3")
+_CAPPED = ("THP-A2c", "DEF-THP5")
+_METER = ("DEF-THP4",)
+
+
+class _Meter:
+    """The progressive meter through one round, with its ledger (DEF-THP4)."""
+
+    def __init__(self, game: HoldemRound, profile: HoldemProfile, seats: list[HoldemSeat]) -> None:
+        self.round_id = game.round_id
+        self.flop = game.board[:FLOP]
+        self.table = profile.progressive
+        self.meter = game.meter_cents
+        self.ledger: list[JackpotEntry] = []
+        rate = self.table.contribution_bp
+        # One entry for the round: each wager's share is rounded down on its own.
+        added = sum(share_cents(s.progressive_cents, rate) for s in seats)
+        if added:
+            self._record(None, LedgerKind.CONTRIBUTION, added, self.meter + added)
+
+    def _record(self, seat: int | None, kind: LedgerKind, amount: int, after: int) -> None:
+        self.ledger.append(
+            JackpotEntry(
+                round_id=self.round_id,
+                seat=seat,
+                kind=kind,
+                amount_cents=amount,
+                meter_before_cents=self.meter,
+                meter_after_cents=after,
+                rule_ids=_METER,
+            )
+        )
+        self.meter = after
+
+    def settle(self, seat: HoldemSeat) -> tuple[Outcome, int]:
+        """The progressive wager, judged on the hole cards and the flop, fold or not."""
+        table = self.table
+        category = _CATEGORY[HOLDEM.strength(seat.hole + self.flop)]
+        share_bp = table.meter_pays_bp.get(category)
+        fixed = table.fixed_pays_cents.get(category)
+        if share_bp is not None:
+            paid = share_cents(self.meter, share_bp)
+            self._record(seat.seat, LedgerKind.HIT, paid, self.meter - paid)
+            if share_bp == BASIS_POINTS:  # the whole meter was paid: it starts from the seed
+                self._record(None, LedgerKind.RESET, table.seed_cents, table.seed_cents)
+            return Outcome.WIN, paid
+        if fixed is not None:
+            self._record(seat.seat, LedgerKind.HIT, fixed, self.meter)
+            return Outcome.WIN, fixed
+        return Outcome.LOSE, 0
+
+
+_DECISIONS = frozenset({Decision.CALL, Decision.FOLD})
+_SEAT_NUMBERS = frozenset(SEATS)
+
+
+def _check_round(game: HoldemRound, profile: HoldemProfile) -> None:
+    where = f"round {game.round_id}"
+    wager = profile.progressive.wager_cents
+    cards = [*game.dealer_hole, *game.board]
+    called = False
+    for seat in game.seats:
+        cards += seat.hole
+        called = called or seat.decision is Decision.CALL
+        if (
+            len(seat.hole) != 2
+            or seat.ante_cents <= 0
+            or seat.decision not in _DECISIONS
+            or (seat.progressive_cents and seat.progressive_cents != wager)
+        ):
+            raise RoundError(f"{where}: seat {seat.seat}: {_seat_problem(seat, wager)}")
+    numbers = {seat.seat for seat in game.seats}
+    if len(numbers) != len(game.seats) or not numbers <= _SEAT_NUMBERS:
+        raise RoundError(f"{where}: a seat is repeated or not one of 1..7")
+    if len(set(cards)) != len(cards) or min(cards) < 0 or max(cards) > 51:
+        raise RoundError(f"{where}: a card is repeated or not a card of the 52-card deck")
+    if len(game.board) not in (FLOP, BOARD) or len(game.dealer_hole) not in (0, 2):
+        raise RoundError(f"{where}: the board holds 3 or 5 cards, the dealer 2 (or none yet)")
+    if called and (len(game.board) != BOARD or len(game.dealer_hole) != 2):
+        raise RoundError(f"{where}: a called round needs the dealer's 2 cards and 5 board cards")
+    if game.meter_cents < 0:
+        raise RoundError(f"{where}: negative meter")
+
+
+def _seat_problem(seat: HoldemSeat, wager: int) -> str:
+    if len(seat.hole) != 2:
+        return "a seat holds 2 cards (DEF-THP1)"
+    if seat.ante_cents <= 0:
+        return "needs an ante (DEF-THP1)"
+    if seat.decision not in _DECISIONS:
+        return "Hold'em decisions are call or fold"
+    return f"the progressive wager is {wager} céntimos (DEF-THP4)"

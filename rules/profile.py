@@ -1,0 +1,458 @@
+"""Rule profiles: the numbers a casino posts (paytables, qualifiers, commission, house way...).
+
+Profiles are TOML files shipped in `rules/profiles/<game>/<variant>.toml`, validated at load time
+into frozen dataclasses; a bad profile is refused with a `ProfileError` naming the field.
+
+Every number `defaults.md` names lives in a profile, never in code. Rates are integer basis
+points (500 = 5 %), money is integer céntimos, paytable pays are "to 1", ranks are written
+`2`..`9`, `T` (or `10`), `J`, `Q`, `K`, `A`, hand categories in snake_case (`three_of_a_kind`).
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+from rules.cards import RANKS, CardError, parse_cards
+from rules.rankings.hand import Category
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be used; the message names the profile and the field."""
+
+
+class Game(StrEnum):
+    PAI_GOW = "pai-gow"
+    TRIPOKER = "tripoker"
+    HOLDEM = "holdem"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Paytable:
+    """A value per hand category (odds "to 1", basis points or céntimos, as the field says);
+    `None` for a category the table does not pay."""
+
+    values: tuple[int | None, ...]  # indexed by Category value
+
+    def get(self, category: Category) -> int | None:
+        return self.values[category]
+
+    def lines(self) -> tuple[tuple[Category, int], ...]:
+        """The paid lines, by `Category` value (the five-card order), highest first."""
+        return tuple(
+            (Category(c), v) for c, v in reversed(list(enumerate(self.values))) if v is not None
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Band:
+    """One row of a house way's two-pair or quads table (DEF-PGP1).
+
+    Covers a high pair (or quads) rank from `from_rank` up to the next band. The two pairs (the
+    quads) stay together in the high hand when the best single that can go low is at least
+    `together_if_single_at_least`; `ALWAYS` (0) keeps them together, `NEVER` (13) always splits.
+    """
+
+    ALWAYS = 0
+    NEVER = 13
+
+    from_rank: int
+    together_if_single_at_least: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HouseWay:
+    """The parameters of a posted house way (DEF-PGP1, PGP-A13c); `rules.pai_gow.house_way`
+    applies them. Rows that every supported way shares (no pair, one pair, three pair, trips,
+    two trips, quads with a pair) are fixed in code and documented there."""
+
+    name: str
+    version: int
+    description: str
+    two_pair: tuple[Band, ...]  # highest band first
+    quads: tuple[Band, ...]  # highest band first
+    split_trips_of_aces: bool  # pair of aces high, ace + next single low
+    five_aces_pair_low_from: int  # a pair of this rank or better (not aces) goes low instead
+    # straight/flush with one pair of these ranks and an ace: ace low, pair high, if that gives
+    # a better low hand than the best low that keeps the straight/flush high.
+    ace_low_over_straight_pairs: frozenset[int]
+    # keep a full house together (two singles low) when its pair is at most this rank and the
+    # two singles are at least this low hand, e.g. 2s with A-K; None: always split.
+    full_house_together_pair_at_most: int | None
+    full_house_together_low_at_least: tuple[int, int] | None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PaiGowProfile:
+    name: str
+    version: int
+    description: str
+    house_way: HouseWay  # DEF-PGP1
+    commission_rate_bp: int  # PGP-A17c: 5 % of the win
+    commission_unit_cents: int  # DEF-M2: rounded down to this unit
+
+    game = Game.PAI_GOW
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TripokerProfile:
+    name: str
+    version: int
+    description: str
+    dealer_qualifier: tuple[int, ...]  # DEF-TCP1: the lowest hand with which the dealer plays
+    exposed_dealer_cards: tuple[int, ...]  # TCP-A10b: dealer cards dealt face up, 1-based
+    play_multiple: int  # DEF-TCP2: play bet = this × ante
+    fold_forfeits_pair_plus: bool  # TCP-A11b (pe-2005) or the common rule (standard)
+    ante_bonus: Paytable  # DEF-TCP4, odds to 1 on the ante
+    pair_plus: Paytable  # DEF-TCP5, odds to 1
+
+    game = Game.TRIPOKER
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Progressive:
+    wager_cents: int  # DEF-THP4: the fixed progressive wager
+    contribution_bp: int  # share of every progressive wager added to the meter
+    seed_cents: int  # the meter after a hit that empties it
+    meter_pays_bp: Paytable  # hits paid as a share of the meter
+    fixed_pays_cents: Paytable  # hits paid as a fixed amount by the house
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HoldemProfile:
+    name: str
+    version: int
+    description: str
+    dealer_qualifier: tuple[int, ...]  # THP-A2b: the lowest hand with which the dealer plays
+    call_multiple: int  # DEF-THP1: call = this × ante
+    ante_pays: Paytable  # DEF-THP3, odds to 1
+    payout_cap_cents: int  # DEF-THP5 / THP-A2c: per seat and round, base game only
+    decks: int  # THP-A2d / DEF-THP6: decks used alternately
+    progressive: Progressive  # DEF-THP4
+
+    game = Game.HOLDEM
+
+
+Profile = PaiGowProfile | TripokerProfile | HoldemProfile
+
+BUILTIN_PROFILES = ("holdem/pe-2007", "pai-gow/pe-1999", "tripoker/pe-2005", "tripoker/standard")
+BUILTIN_HOUSE_WAYS = ("foxwoods", "trump-plaza")
+
+
+def _data_dir() -> Traversable:
+    return resources.files("rules").joinpath("profiles")
+
+
+@functools.cache
+def load_profile(name: str) -> Profile:
+    """A built-in profile by name, e.g. ``load_profile("tripoker/pe-2005")`` (loaded once)."""
+    game, _, variant = name.partition("/")
+    if name not in BUILTIN_PROFILES:
+        raise ProfileError(
+            f"unknown profile {name!r}; built-in profiles: {', '.join(BUILTIN_PROFILES)}"
+        )
+    text = _data_dir().joinpath(game, f"{variant}.toml").read_text(encoding="utf-8")
+    return parse_profile(text, source=name)
+
+
+@functools.cache
+def load_house_way(name: str) -> HouseWay:
+    """A built-in house way by name (`foxwoods`, `trump-plaza`), loaded once."""
+    if name not in BUILTIN_HOUSE_WAYS:
+        raise ProfileError(
+            f"unknown house way {name!r}; built-in ways: {', '.join(BUILTIN_HOUSE_WAYS)}"
+        )
+    text = _data_dir().joinpath("house-ways", f"{name}.toml").read_text(encoding="utf-8")
+    return parse_house_way(text, source=name)
+
+
+def parse_profile(text: str, *, source: str = "<profile>") -> Profile:
+    """Validate a profile's TOML text (a casino's own file: the CLI reads it, rules stay pure)."""
+    fields = _Fields(_toml(text, source), source)
+    game_name = fields.text("game")
+    try:
+        game = Game(game_name)
+    except ValueError:
+        raise fields.error("game", f"unknown game {game_name!r}") from None
+    name = fields.text("name")
+    if not name.startswith(f"{game.value}/"):
+        raise fields.error("name", f"must start with '{game.value}/', got {name!r}")
+    version = fields.integer("version", minimum=1)
+    description = fields.text("description")
+    profile: Profile
+    if game is Game.PAI_GOW:
+        commission = fields.table("commission")
+        profile = PaiGowProfile(
+            name=name,
+            version=version,
+            description=description,
+            house_way=fields.house_way("house_way"),
+            commission_rate_bp=commission.integer("rate_bp", maximum=10_000),
+            commission_unit_cents=commission.integer("unit_cents", minimum=1),
+        )
+        commission.done()
+    elif game is Game.TRIPOKER:
+        dealer, play = fields.table("dealer"), fields.table("play")
+        profile = TripokerProfile(
+            name=name,
+            version=version,
+            description=description,
+            dealer_qualifier=dealer.cards("qualifies_with", count=3),
+            exposed_dealer_cards=dealer.positions("exposed_cards", count=3),
+            play_multiple=play.integer("multiple_of_ante", minimum=1),
+            fold_forfeits_pair_plus=play.boolean("fold_forfeits_pair_plus"),
+            ante_bonus=fields.paytable("ante_bonus", minimum=1),
+            pair_plus=fields.paytable("pair_plus", minimum=1),
+        )
+        dealer.done()
+        play.done()
+    else:
+        dealer, call = fields.table("dealer"), fields.table("call")
+        prog = fields.table("progressive")
+        profile = HoldemProfile(
+            name=name,
+            version=version,
+            description=description,
+            dealer_qualifier=dealer.cards("qualifies_with", count=5),
+            call_multiple=call.integer("multiple_of_ante", minimum=1),
+            ante_pays=fields.paytable("ante_pays", minimum=1, complete=True),
+            payout_cap_cents=fields.integer("payout_cap_cents", minimum=1),
+            decks=fields.integer("decks", minimum=1),
+            progressive=Progressive(
+                wager_cents=prog.integer("wager_cents", minimum=1),
+                contribution_bp=prog.integer("contribution_bp", maximum=10_000),
+                seed_cents=prog.integer("seed_cents"),
+                meter_pays_bp=prog.paytable("meter_pays_bp", minimum=1, maximum=10_000),
+                fixed_pays_cents=prog.paytable("fixed_pays_cents", minimum=1),
+            ),
+        )
+        dealer.done()
+        call.done()
+        prog.done()
+        overlap = [
+            c.label
+            for c, _ in profile.progressive.meter_pays_bp.lines()
+            if profile.progressive.fixed_pays_cents.get(c) is not None
+        ]
+        if overlap:
+            raise fields.error("progressive", f"{overlap} paid both from the meter and fixed")
+    fields.done()
+    return profile
+
+
+def parse_house_way(text: str, *, source: str = "<house way>") -> HouseWay:
+    """Validate a house way's TOML text."""
+    fields = _Fields(_toml(text, source), source)
+    full_house = fields.table("full_house")
+    pair_at_most = full_house.optional_rank("together_if_pair_at_most")
+    low_at_least = full_house.optional_text("together_if_low_at_least")
+    if (pair_at_most is None) != (low_at_least is None):
+        raise full_house.error(
+            "together_if_low_at_least", "give both together_if_* fields or neither"
+        )
+    way = HouseWay(
+        name=fields.text("name"),
+        version=fields.integer("version", minimum=1),
+        description=fields.text("description"),
+        two_pair=fields.bands("two_pair", lowest=1),
+        quads=fields.bands("quads", lowest=0),
+        split_trips_of_aces=fields.table("trips").boolean("split_aces"),
+        five_aces_pair_low_from=fields.table("five_aces").rank("pair_low_from"),
+        ace_low_over_straight_pairs=frozenset(
+            fields.table("straight_or_flush").ranks("ace_low_over_pairs")
+        ),
+        full_house_together_pair_at_most=pair_at_most,
+        full_house_together_low_at_least=(
+            None
+            if low_at_least is None
+            else full_house.low_hand("together_if_low_at_least", low_at_least)
+        ),
+    )
+    for table in ("trips", "five_aces", "straight_or_flush", "full_house"):
+        fields.table(table).done()
+    fields.done()
+    return way
+
+
+def parse_rank(text: str) -> int:
+    """Rank index 0..12 of ``"2"``..``"A"`` (``"10"`` or ``"T"`` for ten)."""
+    token = "T" if text == "10" else text.upper()
+    if len(token) != 1 or token not in RANKS:
+        raise ValueError(f"unknown rank {text!r} (use 2-9, T or 10, J, Q, K, A)")
+    return RANKS.index(token)
+
+
+def _toml(text: str, source: str) -> dict[str, object]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{source}: not valid TOML: {exc}") from None
+
+
+class _Fields:
+    """Typed, path-aware reads from one TOML table; `done()` refuses fields nobody read."""
+
+    def __init__(self, data: Mapping[str, object], source: str, prefix: str = "") -> None:
+        self._data = data
+        self._source = source
+        self._prefix = prefix
+        self._read: set[str] = set()
+        self._tables: dict[str, _Fields] = {}
+
+    def error(self, key: str, problem: str) -> ProfileError:
+        return ProfileError(f"{self._source}: field '{self._prefix}{key}': {problem}")
+
+    def _take(self, key: str) -> object:
+        if key not in self._data:
+            raise self.error(key, "missing")
+        self._read.add(key)
+        return self._data[key]
+
+    def done(self) -> None:
+        unknown = sorted(set(self._data) - self._read)
+        if unknown:
+            raise self.error(unknown[0], "unknown field")
+        for table in self._tables.values():
+            table.done()
+
+    def table(self, key: str) -> _Fields:
+        if key not in self._tables:
+            value = self._take(key)
+            if not isinstance(value, dict):
+                raise self.error(key, "expected a table")
+            self._tables[key] = _Fields(value, self._source, f"{self._prefix}{key}.")
+        return self._tables[key]
+
+    def integer(self, key: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+        value = self._take(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(key, f"expected an integer, got {value!r}")
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+            raise self.error(key, f"must be {bound}, got {value}")
+        return value
+
+    def text(self, key: str) -> str:
+        value = self._take(key)
+        if not isinstance(value, str) or not value:
+            raise self.error(key, f"expected a non-empty string, got {value!r}")
+        return value
+
+    def optional_text(self, key: str) -> str | None:
+        return self.text(key) if key in self._data else None
+
+    def boolean(self, key: str) -> bool:
+        value = self._take(key)
+        if not isinstance(value, bool):
+            raise self.error(key, f"expected true or false, got {value!r}")
+        return value
+
+    def rank(self, key: str) -> int:
+        value = self._take(key)
+        try:
+            return parse_rank(str(value)) if isinstance(value, str | int) else parse_rank("?")
+        except ValueError as exc:
+            raise self.error(key, str(exc)) from None
+
+    def optional_rank(self, key: str) -> int | None:
+        return self.rank(key) if key in self._data else None
+
+    def ranks(self, key: str) -> tuple[int, ...]:
+        value = self._take(key)
+        if not isinstance(value, list):
+            raise self.error(key, "expected a list of ranks")
+        try:
+            return tuple(parse_rank(str(v)) for v in value)
+        except ValueError as exc:
+            raise self.error(key, str(exc)) from None
+
+    def low_hand(self, key: str, text: str) -> tuple[int, int]:
+        """Two ranks written together, e.g. ``"AK"``, highest first."""
+        try:
+            ranks = sorted((parse_rank(ch) for ch in text), reverse=True)
+        except ValueError as exc:
+            raise self.error(key, str(exc)) from None
+        if len(ranks) != 2:
+            raise self.error(key, f"expected two ranks such as 'AK', got {text!r}")
+        return ranks[0], ranks[1]
+
+    def cards(self, key: str, *, count: int) -> tuple[int, ...]:
+        value = self.text(key)
+        try:
+            cards = parse_cards(value)
+        except CardError as exc:
+            raise self.error(key, str(exc)) from None
+        if len(cards) != count:
+            raise self.error(key, f"expected {count} cards, got {len(cards)}")
+        return cards
+
+    def positions(self, key: str, *, count: int) -> tuple[int, ...]:
+        value = self._take(key)
+        if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= count for v in value
+        ):
+            raise self.error(key, f"expected a list of card positions 1..{count}, got {value!r}")
+        if len(set(value)) != len(value):
+            raise self.error(key, f"repeated position in {value!r}")
+        return tuple(sorted(value))
+
+    def paytable(
+        self, key: str, *, minimum: int = 0, maximum: int | None = None, complete: bool = False
+    ) -> Paytable:
+        table = self.table(key)
+        values: list[int | None] = [None] * len(Category)
+        for category in Category:
+            if category.label in table._data:
+                values[category] = table.integer(category.label, minimum=minimum, maximum=maximum)
+            elif complete and category is not Category.FIVE_ACES:
+                raise table.error(category.label, "missing (this table pays every hand)")
+        table.done()
+        if all(v is None for v in values):
+            raise self.error(key, "pays nothing")
+        return Paytable(values=tuple(values))
+
+    def bands(self, key: str, *, lowest: int) -> tuple[Band, ...]:
+        value = self._take(key)
+        if not isinstance(value, list) or not value:
+            raise self.error(key, "expected a non-empty array of tables [[...]]")
+        bands: list[Band] = []
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise self.error(f"{key}[{i}]", "expected a table")
+            row = _Fields(item, self._source, f"{self._prefix}{key}[{i}].")
+            together = row.text("together")
+            if together == "always":
+                threshold = Band.ALWAYS
+            elif together == "never":
+                threshold = Band.NEVER
+            else:
+                try:
+                    threshold = parse_rank(together)
+                except ValueError as exc:
+                    raise row.error("together", f"'always', 'never' or a rank: {exc}") from None
+            bands.append(Band(from_rank=row.rank("from"), together_if_single_at_least=threshold))
+            row.done()
+        tops = [b.from_rank for b in bands]
+        if tops != sorted(tops, reverse=True) or len(set(tops)) != len(tops):
+            raise self.error(key, "bands must go from the highest rank down, each rank once")
+        if tops[-1] > lowest:
+            raise self.error(key, f"the last band must start at rank {RANKS[lowest]} or lower")
+        return tuple(bands)
+
+    def house_way(self, key: str) -> HouseWay:
+        name = self.text(key)
+        try:
+            return load_house_way(name)
+        except ProfileError as exc:
+            raise self.error(key, str(exc)) from None
+
+
+def iter_builtin_profiles() -> Iterator[Profile]:
+    """Every built-in profile, loaded and validated."""
+    for name in BUILTIN_PROFILES:
+        yield load_profile(name)
