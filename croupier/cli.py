@@ -19,7 +19,9 @@ COMMANDS: dict[str, str] = {
     "kafka": "croupier.commands.kafka:kafka",
     "lake": "croupier.commands.lake:lake",
     "odds": "croupier.commands.rules_cli:odds",
+    "publish": "croupier.commands.simulate:publish",
     "settle": "croupier.commands.rules_cli:settle",
+    "simulate": "croupier.commands.simulate:simulate",
     "sql": "croupier.commands.lake:sql",
 }
 
