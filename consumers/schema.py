@@ -42,7 +42,7 @@ TABLES: dict[str, list[Column]] = {
     "events": [
         _c("event_id", "VARCHAR", "UUID of the event; a repeat is dropped."),
         _c("event_type", "VARCHAR", "Catalogue name, snake_case past tense."),
-        _c("schema_version", "INTEGER", "Version after upcasting."),
+        _c("schema_version", "INTEGER", "Version as sent (older ones are upcast when read)."),
         *_ENVELOPE,
         _c("round_id", "VARCHAR", "Round id; null for table-level events."),
         _c("seq", "BIGINT", "Producer sequence number per table."),

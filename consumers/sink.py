@@ -80,7 +80,7 @@ class LakeSink:
         try:
             for table, rows in batch.rows.items():
                 if rows:
-                    self._insert(table, pa.Table.from_pylist(rows, schema=ARROW_SCHEMAS[table]))
+                    self._insert(table, to_arrow(table, rows))
             if offsets:
                 self._insert(
                     OFFSETS,
@@ -119,9 +119,10 @@ class LakeSink:
 
     def _insert(self, table: str, data: pa.Table) -> None:
         columns = ", ".join(c.name for c in TABLES[table])
+        select = EVENTS_FROM_PAYLOAD if table == "events" else columns
         self.con.register("_batch", data)
         try:
-            self.con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM _batch")
+            self.con.execute(f"INSERT INTO {table} ({columns}) SELECT {select} FROM _batch")
         finally:
             self.con.unregister("_batch")
 
@@ -136,13 +137,37 @@ class LakeSink:
 
     def load_states(self, table_ids: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
         """The latest committed state of each table (all tables, or the ones named)."""
-        query = (
-            f"SELECT table_id, arg_max(state, version) FROM {STATE} "
-            + ("WHERE table_id IN (SELECT unnest(?)) " if table_ids is not None else "")
-            + "GROUP BY table_id"
-        )
-        params: list[Any] = [list(table_ids)] if table_ids is not None else []
-        return {str(t): json.loads(s) for t, s in self.con.execute(query, params).fetchall()}
+        rows = self.con.execute(
+            f"SELECT table_id, arg_max(state, version) FROM {STATE} GROUP BY table_id"
+        ).fetchall()
+        wanted = None if table_ids is None else set(table_ids)
+        return {str(t): json.loads(s) for t, s in rows if wanted is None or t in wanted}
+
+
+# Event rows arrive as (payload, partition, offset): DuckDB reads the envelope out of the JSON
+# (vectorised, off the GIL) instead of Python building thirteen columns per event.
+EVENT_ROW_SCHEMA = pa.schema(
+    [
+        pa.field("payload", pa.string()),
+        pa.field("source_partition", pa.int32()),
+        pa.field("source_offset", pa.int64()),
+    ]
+)
+EVENTS_FROM_PAYLOAD = """
+    payload->>'$.event_id', payload->>'$.event_type',
+    CAST(payload->>'$.schema_version' AS INTEGER), payload->>'$.casino_id',
+    payload->>'$.table_id', payload->>'$.game', payload->>'$.round_id',
+    CAST(payload->>'$.seq' AS BIGINT), CAST(payload->>'$.occurred_at' AS TIMESTAMPTZ),
+    payload->>'$.source_device', payload, source_partition, source_offset"""
+
+
+def to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows to an Arrow table of the table's schema, column by column (many times faster than
+    `pa.Table.from_pylist`, which dominated the sink's time)."""
+    schema = EVENT_ROW_SCHEMA if table == "events" else ARROW_SCHEMAS[table]
+    return pa.Table.from_arrays(
+        [pa.array([row[f.name] for row in rows], type=f.type) for f in schema], schema=schema
+    )
 
 
 def content_hashes(con: duckdb.DuckDBPyConnection) -> dict[str, str]:

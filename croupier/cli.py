@@ -14,15 +14,19 @@ from croupier import __version__
 
 # name -> "module:attribute" of a click command or group. Keep sorted.
 COMMANDS: dict[str, str] = {
+    "consume": "croupier.commands.consumer:consume",
+    "demo": "croupier.commands.demo:demo",
     "hand": "croupier.commands.hand:hand",
     "house-way": "croupier.commands.rules_cli:house_way",
     "kafka": "croupier.commands.kafka:kafka",
     "lake": "croupier.commands.lake:lake",
     "odds": "croupier.commands.rules_cli:odds",
     "publish": "croupier.commands.simulate:publish",
+    "replay": "croupier.commands.consumer:replay",
     "settle": "croupier.commands.rules_cli:settle",
     "simulate": "croupier.commands.simulate:simulate",
     "sql": "croupier.commands.lake:sql",
+    "status": "croupier.commands.consumer:status",
 }
 
 

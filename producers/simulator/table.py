@@ -178,10 +178,15 @@ class TableSim:
         self,
         lines: tuple[Settlement, ...],
         payment_spot: str,
+        *,
+        payment_faults: bool = True,
     ) -> list[Pending]:
         """payout_recorded per settled line; each payment fault drawn goes to a different winning
-        bet on `payment_spot`. The chip tray follows what was actually paid."""
+        bet on `payment_spot`. The chip tray follows what was actually paid. No payment fault
+        where the events cannot be settled (`payment_faults=False`): it could not be checked."""
         wins = [i for i, ln in enumerate(lines) if ln.outcome is Outcome.WIN and ln.payout_cents]
+        if not payment_faults:
+            wins = []
         wins = [i for i in wins if lines[i].spot.value == payment_spot]
         faulty: dict[int, Fault] = {}
         for fault in (Fault.OVERPAYMENT, Fault.UNDERPAYMENT, Fault.COMMISSION_NOT_TAKEN):

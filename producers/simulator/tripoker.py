@@ -139,7 +139,8 @@ class TripokerTable(TableSim):
             ),
             self.profile,
         )
-        events += self.payout_events(settled.settlements, "ante")
+        # A hand holding a copied card cannot be settled from the events: no payment fault there.
+        events += self.payout_events(settled.settlements, "ante", payment_faults=dup_seat is None)
         events.append(Pending("round_ended", self.console, {}))
         return pre, events
 

@@ -1,0 +1,526 @@
+"""Closing a round: rebuild it from its events, check its procedures, settle it with the rules.
+
+One function per game turns the round's events into the rules engine's round record; the rest
+(voids, bad data, recorded-vs-computed payouts, the rows) is the same for every game.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from events.models import (
+    BetPlaced,
+    CardsDealt,
+    CommunityDealt,
+    DealerRevealed,
+    DiceRolled,
+    Event,
+    Game,
+    HandSet,
+    PayoutRecorded,
+    PlayerDecided,
+    Recipient,
+    RoundStarted,
+    RoundVoided,
+)
+from rules import procedure
+from rules.cards import CANONICAL, CardError, cards_str
+from rules.holdem import HoldemRound, HoldemSeat, settle_holdem
+from rules.pai_gow import (
+    DEALER,
+    POSITIONS,
+    PaiGowRound,
+    PaiGowSeat,
+    group_one_position,
+    house_way,
+    settle_pai_gow,
+)
+from rules.pai_gow import HandSet as PaiGowHand
+from rules.procedure import PAYMENT_RULE, Finding, Severity, finding_at
+from rules.profile import HoldemProfile, PaiGowProfile, Profile, ProfileError, TripokerProfile
+from rules.profile import load_profile as _load_profile
+from rules.rankings import PAI_GOW_HIGH, PAI_GOW_LOW
+from rules.settlement import Decision, RoundError, RoundSettlement, Settlement
+from rules.tripoker import TripokerRound, TripokerSeat, settle_tripoker
+
+if TYPE_CHECKING:
+    from consumers.processor import TableState
+
+VOID_RULES: dict[Game, tuple[str, ...]] = {
+    Game.PAI_GOW: ("PGP-A10e", "ALL-5"),
+    Game.TRIPOKER: ("ALL-5",),
+    Game.HOLDEM: ("ALL-5",),
+}
+
+
+@dataclass
+class RoundResult:
+    round_row: dict[str, Any]
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    findings: list[Finding] = field(default_factory=list)
+    voided: bool = False
+    meter_after_cents: int | None = None
+
+
+@lru_cache(maxsize=32)
+def load_profile(name: str) -> Profile:
+    return _load_profile(name)
+
+
+def _cards(texts: Sequence[str]) -> tuple[int, ...]:
+    return tuple(CANONICAL[t] for t in texts)  # the contract admits only canonical spellings
+
+
+def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
+    """Everything a round settles to, from the events the processor collected for it."""
+    events = state.round_events
+    game = Game(state.game)
+    started = next((e for e in events if isinstance(e, RoundStarted)), None)
+    bets = [e for e in events if isinstance(e, BetPlaced)]
+    voided = next((e for e in events if isinstance(e, RoundVoided)), None)
+    result = RoundResult(
+        round_row={
+            "round_id": state.round_id,
+            "casino_id": state.casino_id,
+            "table_id": state.table_id,
+            "game": state.game,
+            "dealer_id": started.dealer_id if started else state.dealer_id,
+            "deck_id": started.deck_id if started else None,
+            "banker_position": started.banker_position if started else None,
+            "profile": state.profile,
+            "profile_version": state.profile_version,
+            "started_at": events[0].occurred_at if events else None,
+            "ended_at": events[-1].occurred_at if events else None,
+            "status": "settled",
+            "status_reason": None,
+            "bets": len(bets),
+            "wager_cents": sum(b.amount_cents for b in bets),
+            "house_result_cents": 0,
+        },
+        voided=voided is not None,
+    )
+    row = result.round_row
+    result.findings += procedure.duplicate_cards(game, events)
+    result.findings += procedure.one_player_per_zone(game, events)
+    if game is Game.PAI_GOW:
+        result.findings += procedure.bets_after_close(events)
+    if abandoned:
+        row["status"], row["status_reason"] = "unsettled", "the round never ended"
+        return result
+    if voided is not None:
+        row["status"], row["status_reason"] = "voided", voided.reason
+        _return_bets(result, state, bets, VOID_RULES[game])
+        return result
+    try:
+        profile = load_profile(state.profile or "")
+        if profile.version != state.profile_version:
+            raise ValueError(
+                f"{profile.name} v{state.profile_version} is not installed (v{profile.version} is)"
+            )
+    except (ProfileError, ValueError) as exc:
+        row["status"], row["status_reason"] = "unsettled", f"no rule profile: {exc}"
+        return result
+    game_rules = GAMES[game]
+    result.findings += game_rules.checks(events, profile)
+    try:
+        settled = game_rules.settle(state, events, profile)
+    except (RoundError, CardError, ValueError, KeyError) as exc:
+        # Impossible hands (a card twice in play, a hand of the wrong size) are reported by the
+        # checks above and never settled on.
+        row["status"], row["status_reason"] = "unsettled", f"cannot settle: {exc}"
+        return result
+    result.meter_after_cents = settled.meter_after_cents
+    stream = sorted({f.rule_id for f in state.round_findings if f.rule_id.startswith("EVT-")})
+    if stream:
+        row["status_reason"] = "settled on a stream with " + ", ".join(stream)
+    _settlement_rows(result, state, game, events, settled, bets)
+    return result
+
+
+def _return_bets(
+    result: RoundResult, state: TableState, bets: Sequence[BetPlaced], rules: tuple[str, ...]
+) -> None:
+    for bet in bets:
+        result.rows["settlements"].append(
+            _row(
+                state,
+                bet.seat,
+                bet.spot.value,
+                "player",
+                bet.player_ref,
+                bet.amount_cents,
+                "returned",
+                0,
+                0,
+                0,
+                0,
+                0,
+                list(rules),
+                None,
+            )
+        )
+
+
+def _row(
+    state: TableState,
+    seat: int,
+    spot: str,
+    bettor: str,
+    player_ref: str | None,
+    wager: int,
+    outcome: str,
+    payout: int,
+    capped: int,
+    commission: int,
+    net: int,
+    house: int,
+    rule_ids: list[str],
+    recorded: PayoutRecorded | None,
+    *,
+    profile: str | None = None,
+    profile_version: int | None = None,
+) -> dict[str, Any]:
+    recorded_net = (
+        recorded.paid_cents - recorded.commission_cents - recorded.collected_cents
+        if recorded is not None
+        else None
+    )
+    return {
+        "round_id": state.round_id,
+        "casino_id": state.casino_id,
+        "table_id": state.table_id,
+        "game": state.game,
+        "dealer_id": state.dealer_id,
+        "seat": seat,
+        "spot": spot,
+        "bettor": bettor,
+        "player_ref": player_ref,
+        "wager_cents": wager,
+        "outcome": outcome,
+        "payout_cents": payout,
+        "capped_cents": capped,
+        "uncapped_payout_cents": payout + capped,
+        "commission_cents": commission,
+        "net_cents": net,
+        "house_result_cents": house,
+        "recorded_paid_cents": recorded.paid_cents if recorded is not None else None,
+        "recorded_commission_cents": recorded.commission_cents if recorded is not None else None,
+        "payout_difference_cents": None if recorded_net is None else recorded_net - net,
+        "profile": profile if profile is not None else state.profile,
+        "profile_version": profile_version
+        if profile_version is not None
+        else state.profile_version,
+        "rule_ids": rule_ids,
+        "settled_at": state.round_events[-1].occurred_at if state.round_events else None,
+    }
+
+
+def _settlement_rows(
+    result: RoundResult,
+    state: TableState,
+    game: Game,
+    events: Sequence[Event],
+    settled: RoundSettlement,
+    bets: Sequence[BetPlaced],
+) -> None:
+    refs = {(b.seat, b.spot.value): b.player_ref for b in bets}
+    refs_by_seat = {b.seat: b.player_ref for b in bets}
+    recorded: dict[tuple[int, str], PayoutRecorded] = {}
+    for event in events:
+        if isinstance(event, PayoutRecorded):
+            recorded[(event.seat, event.spot.value)] = event
+    # The dealer's record per (seat, spot) is compared with the lines the rules computed for
+    # that spot (one line per spot today; a list keeps a future split spot honest).
+    computed: dict[tuple[int, str], list[Settlement]] = defaultdict(list)
+    for line in settled.settlements:
+        computed[(line.seat, line.spot.value)].append(line)
+    for line in settled.settlements:
+        key = (line.seat, line.spot.value)
+        first_of_spot = computed[key][0] is line
+        rec = recorded.get(key) if first_of_spot else None
+        result.rows["settlements"].append(
+            _row(
+                state,
+                line.seat,
+                line.spot.value,
+                line.bettor.value,
+                refs.get((line.seat, line.spot.value), refs_by_seat.get(line.seat)),
+                line.wager_cents,
+                line.outcome.value,
+                line.payout_cents,
+                line.capped_cents,
+                line.commission_cents,
+                line.net_cents,
+                line.house_result_cents,
+                list(line.rule_ids),
+                rec,
+                profile=line.profile,
+                profile_version=line.profile_version,
+            )
+        )
+        if rec is not None:
+            # The row's difference compares the record with this line only; fix it for spots
+            # that group several lines, then check the whole spot.
+            lines = computed[key]
+            result.rows["settlements"][-1]["payout_difference_cents"] = _recorded_net(rec) - sum(
+                ln.net_cents for ln in lines
+            )
+            result.findings += _payment_findings(game, rec, lines)
+    result.round_row["house_result_cents"] = settled.house_result_cents
+    for entry_no, entry in enumerate(settled.jackpot, start=1):
+        result.rows["jackpot_ledger"].append(
+            {
+                "round_id": state.round_id,
+                "casino_id": state.casino_id,
+                "table_id": state.table_id,
+                "game": state.game,
+                "entry_no": entry_no,
+                "seat": entry.seat,
+                "kind": entry.kind.value,
+                "amount_cents": entry.amount_cents,
+                "meter_before_cents": entry.meter_before_cents,
+                "meter_after_cents": entry.meter_after_cents,
+                "rule_ids": list(entry.rule_ids),
+                "occurred_at": state.round_events[-1].occurred_at,
+            }
+        )
+
+
+def _recorded_net(rec: PayoutRecorded) -> int:
+    return rec.paid_cents - rec.commission_cents - rec.collected_cents
+
+
+def _payment_findings(
+    game: Game, rec: PayoutRecorded, lines: Sequence[Settlement]
+) -> list[Finding]:
+    """The dealer's recorded payout against the rules' (platform: 'payout recorded ≠ payout
+    computed; commission not collected')."""
+    paid = sum(ln.payout_cents for ln in lines)
+    commission = sum(ln.commission_cents for ln in lines)
+    net = sum(ln.net_cents for ln in lines)
+    recorded_net = _recorded_net(rec)
+    if recorded_net == net:
+        return []
+    evidence = {
+        "seat": rec.seat,
+        "spot": rec.spot.value,
+        "computed": {"paid_cents": paid, "commission_cents": commission, "net_cents": net},
+        "recorded": {
+            "paid_cents": rec.paid_cents,
+            "commission_cents": rec.commission_cents,
+            "collected_cents": rec.collected_cents,
+        },
+    }
+    if commission > 0 and rec.commission_cents == 0 and rec.paid_cents == paid:
+        return [
+            finding_at(rec, "PGP-A17c", "commission_not_collected", Severity.CRITICAL, **evidence)
+        ]
+    check = "overpayment" if recorded_net > net else "underpayment"
+    return [finding_at(rec, PAYMENT_RULE[game], check, Severity.CRITICAL, **evidence)]
+
+
+# ---------------------------------------------------------------------------------------------
+# One builder per game: events -> the rules' round record, plus the game's procedure checks.
+
+
+@dataclass(frozen=True)
+class GameRules:
+    """A game's procedure checks on a round's events, and its settlement from them."""
+
+    checks: Callable[[Sequence[Event], Profile], list[Finding]]
+    settle: Callable[[TableState, Sequence[Event], Profile], RoundSettlement]
+
+
+def _pai_gow_deal(events: Sequence[Event]) -> tuple[dict[int, tuple[int, ...]], dict[int, int]]:
+    """(group number -> cards, position -> group number) from the deal and the dice."""
+    started = next(e for e in events if isinstance(e, RoundStarted))
+    banker = started.banker_position if started.banker_position is not None else DEALER
+    groups = {
+        e.group: _cards(e.cards)
+        for e in events
+        if isinstance(e, CardsDealt) and e.recipient is Recipient.GROUP and e.group is not None
+    }
+    rolls = [e for e in events if isinstance(e, DiceRolled) and e.valid]
+    if not rolls:
+        raise RoundError("no valid dice roll: nobody knows who holds which group")
+    first = group_one_position(sum(rolls[-1].dice), POSITIONS, banker)
+    # PGP-A12a: group 1 to the position the dice chose, then clockwise.
+    return groups, {(first + g - 1) % POSITIONS: g for g in range(1, POSITIONS + 1)}
+
+
+def _pai_gow_checks(events: Sequence[Event], profile: Profile) -> list[Finding]:
+    findings = procedure.pai_gow_deal(events)
+    if not isinstance(profile, PaiGowProfile):
+        return findings
+    try:
+        groups, group_of = _pai_gow_deal(events)
+    except RoundError:
+        return findings
+    hands = {e.seat: e for e in events if isinstance(e, HandSet)}
+    for position, hand in sorted(hands.items()):
+        if sorted(_cards([*hand.high, *hand.low])) != sorted(groups.get(group_of[position], ())):
+            findings.append(
+                finding_at(
+                    hand,
+                    "PGP-A12a",
+                    "hand_from_wrong_group",
+                    Severity.CRITICAL,
+                    position=position,
+                    expected_group=group_of[position],
+                )
+            )
+    dealer_set = hands.get(DEALER)
+    dealer_cards = groups.get(group_of[DEALER], ())
+    if dealer_set is not None and len(dealer_cards) == 7:
+        way = house_way(dealer_cards, profile.house_way)
+        low, high = _cards(dealer_set.low), _cards(dealer_set.high)
+        # Equal strengths are the same setting (suits never matter, PGP-A5).
+        if (
+            len(low) != 2
+            or len(high) != 5
+            or (PAI_GOW_LOW.strength(low), PAI_GOW_HIGH.strength(high))
+            != (PAI_GOW_LOW.strength(way.low), PAI_GOW_HIGH.strength(way.high))
+        ):
+            findings.append(
+                finding_at(
+                    dealer_set,
+                    "PGP-A13c",
+                    "house_way",
+                    Severity.MAJOR,
+                    house_way={"high": cards_str(way.high), "low": cards_str(way.low)},
+                    set={"high": list(dealer_set.high), "low": list(dealer_set.low)},
+                )
+            )
+    return findings
+
+
+def _pai_gow(state: TableState, events: Sequence[Event], profile: Profile) -> RoundSettlement:
+    if not isinstance(profile, PaiGowProfile):
+        raise ValueError(f"{profile.name} is not a Pai Gow profile")
+    groups, group_of = _pai_gow_deal(events)
+    hands = {e.seat: e for e in events if isinstance(e, HandSet)}
+    surrendered = {
+        e.seat for e in events if isinstance(e, PlayerDecided) and e.decision.value == "surrender"
+    }
+    seats: list[PaiGowSeat] = []
+    for bet in sorted((b for b in events if isinstance(b, BetPlaced)), key=lambda b: b.seat):
+        hand = hands.get(bet.seat)
+        seats.append(
+            PaiGowSeat(
+                seat=bet.seat,
+                wager_cents=bet.amount_cents,
+                cards=groups[group_of[bet.seat]],
+                hand=None
+                if hand is None
+                else PaiGowHand(high=_cards(hand.high), low=_cards(hand.low)),
+                surrendered=bet.seat in surrendered,
+            )
+        )
+    record = PaiGowRound(
+        round_id=state.round_id or "",
+        dealer_cards=groups[group_of[DEALER]],
+        seats=tuple(seats),
+    )
+    return settle_pai_gow(record, profile)
+
+
+def _dealt_to(events: Sequence[Event], recipient: Recipient) -> dict[int | None, tuple[int, ...]]:
+    """Cards per seat (or None for the dealer) in deal order."""
+    cards: dict[int | None, list[tuple[int, int]]] = defaultdict(list)
+    for e in events:
+        if isinstance(e, CardsDealt) and e.recipient is recipient:
+            for card, order in zip(e.cards, e.deal_order, strict=True):
+                cards[e.seat].append((order, CANONICAL[card]))
+    return {seat: tuple(c for _, c in sorted(pairs)) for seat, pairs in cards.items()}
+
+
+def _tripoker_checks(events: Sequence[Event], profile: Profile) -> list[Finding]:
+    findings = procedure.three_card_hands(events)
+    if isinstance(profile, TripokerProfile):
+        findings += procedure.tripoker_exposed_card(events, set(profile.exposed_dealer_cards))
+    return findings
+
+
+def _tripoker(state: TableState, events: Sequence[Event], profile: Profile) -> RoundSettlement:
+    if not isinstance(profile, TripokerProfile):
+        raise ValueError(f"{profile.name} is not a Tripóker profile")
+    started = next(e for e in events if isinstance(e, RoundStarted))
+    hands = _dealt_to(events, Recipient.SEAT)
+    dealer = _dealt_to(events, Recipient.DEALER).get(None, ())
+    revealed = next((e for e in events if isinstance(e, DealerRevealed)), None)
+    if revealed is not None and sorted(_cards(revealed.cards)) != sorted(dealer):
+        raise RoundError("the dealer revealed cards other than those dealt")
+    antes: dict[int, int] = defaultdict(int)
+    pair_plus: dict[int, int] = defaultdict(int)
+    for bet in (e for e in events if isinstance(e, BetPlaced)):
+        (antes if bet.spot.value == "ante" else pair_plus)[bet.seat] += bet.amount_cents
+    decisions = {e.seat: Decision(e.decision.value) for e in events if isinstance(e, PlayerDecided)}
+    seats = tuple(
+        TripokerSeat(
+            seat=seat,
+            ante_cents=antes.get(seat, 0),
+            pair_plus_cents=pair_plus.get(seat, 0),
+            cards=hands[seat],
+            decision=decisions.get(seat),
+        )
+        for seat in sorted(set(antes) | set(pair_plus))
+    )
+    record = TripokerRound(round_id=started.round_id, dealer_cards=dealer, seats=seats)
+    return settle_tripoker(record, profile)
+
+
+def _no_checks(events: Sequence[Event], profile: Profile) -> list[Finding]:
+    return []  # Hold'em's procedures (decks alternating, THP-A2d) are checked at round start
+
+
+def _holdem(state: TableState, events: Sequence[Event], profile: Profile) -> RoundSettlement:
+    if not isinstance(profile, HoldemProfile):
+        raise ValueError(f"{profile.name} is not a Hold'em profile")
+    started = next(e for e in events if isinstance(e, RoundStarted))
+    holes = _dealt_to(events, Recipient.SEAT)
+    dealer = _dealt_to(events, Recipient.DEALER).get(None, ())
+    board: list[int] = []
+    for street in ("flop", "turn", "river"):
+        for e in events:
+            if isinstance(e, CommunityDealt) and e.street.value == street:
+                board.extend(_cards(e.cards))
+    antes: dict[int, int] = defaultdict(int)
+    progressive: dict[int, int] = defaultdict(int)
+    for bet in (e for e in events if isinstance(e, BetPlaced)):
+        if bet.spot.value == "progressive":
+            progressive[bet.seat] += bet.amount_cents
+        else:
+            antes[bet.seat] += bet.amount_cents
+    decisions = {e.seat: Decision(e.decision.value) for e in events if isinstance(e, PlayerDecided)}
+    called = any(d is Decision.CALL for d in decisions.values())
+    if state.meter_cents is None:
+        raise RoundError("the progressive meter was never set (progressive_meter_reset)")
+    seats = tuple(
+        HoldemSeat(
+            seat=seat,
+            ante_cents=antes[seat],
+            progressive_cents=progressive.get(seat, 0),
+            hole=holes[seat],
+            decision=decisions[seat],
+        )
+        for seat in sorted(antes)
+    )
+    record = HoldemRound(
+        round_id=started.round_id,
+        dealer_hole=dealer if called else (),
+        board=tuple(board),
+        seats=seats,
+        meter_cents=state.meter_cents,
+    )
+    return settle_holdem(record, profile)
+
+
+GAMES: dict[Game, GameRules] = {
+    Game.PAI_GOW: GameRules(checks=_pai_gow_checks, settle=_pai_gow),
+    Game.TRIPOKER: GameRules(checks=_tripoker_checks, settle=_tripoker),
+    Game.HOLDEM: GameRules(checks=_no_checks, settle=_holdem),
+}

@@ -1,0 +1,247 @@
+"""The Kafka adapter: a consumer-group member that feeds the pipeline and owns no state of its own.
+
+Offsets live in the lake, committed with the rows; on assignment the consumer seeks to them.
+Kafka commits happen too, but only so that lag shows in the usual tools.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
+
+from consumers.pipeline import Pipeline, RawMessage
+
+log = logging.getLogger("croupier.consumer")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConsumeOptions:
+    topic: str
+    group_id: str
+    dead_letter_topic: str | None
+    batch_size: int = 5_000
+    batch_wait_s: float = 0.25
+    metrics_every_s: float = 10.0
+    stop_when_idle_s: float | None = None
+    """Stop after this long with nothing to read (tests, replays); None = run until stopped."""
+
+
+class KafkaSource:
+    """Reads the topic as one member of the consumer group and hands batches to the pipeline."""
+
+    def __init__(
+        self, pipeline: Pipeline, client_config: dict[str, Any], options: ConsumeOptions
+    ) -> None:
+        self.pipeline = pipeline
+        self.options = options
+        self.stopping = threading.Event()
+        self.consumer = Consumer(
+            {
+                **client_config,
+                "group.id": options.group_id,
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "auto.offset.reset": "earliest",
+                "isolation.level": "read_committed",
+                "enable.partition.eof": False,
+                "max.poll.interval.ms": 300_000,
+            }
+        )
+        self.dead_letters = (
+            Producer({**client_config, "enable.idempotence": True, "linger.ms": 20})
+            if options.dead_letter_topic
+            else None
+        )
+        self.events_total = 0
+        self._window_events = 0
+        self._window_start = time.monotonic()
+        self._last_batch_s = 0.0
+
+    # -- rebalance: positions come from the lake, never from Kafka's committed offsets ----------
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.pipeline.reload_states()  # also waits for the commit in flight
+        stored = self.pipeline.sink.load_offsets(self.options.topic)
+        for tp in partitions:
+            tp.offset = stored.get(tp.partition, OFFSET_BEGINNING)
+        log.info(
+            "assigned %s",
+            json.dumps({str(tp.partition): tp.offset for tp in partitions}, sort_keys=True),
+        )
+        consumer.assign(partitions)
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        # Finish the commit in flight, then forget the tables of lost partitions: their next
+        # owner continues from the lake.
+        self.pipeline.flush()
+        self._after_commits()
+        self.pipeline.forget_partitions({tp.partition for tp in partitions})
+        log.info("revoked %s", sorted(tp.partition for tp in partitions))
+        consumer.unassign()
+
+    def request_stop(self, *_: object) -> None:
+        self.stopping.set()
+
+    def run(self, *, install_signal_handlers: bool = True) -> int:
+        """Consume until stopped (SIGTERM/SIGINT or idle limit); returns the events processed."""
+        if install_signal_handlers:
+            signal.signal(signal.SIGTERM, self.request_stop)
+            signal.signal(signal.SIGINT, self.request_stop)
+        self.consumer.subscribe(
+            [self.options.topic], on_assign=self._on_assign, on_revoke=self._on_revoke
+        )
+        idle_since = time.monotonic()
+        try:
+            while not self.stopping.is_set():
+                batch = self._read_batch()
+                now = time.monotonic()
+                if not batch:
+                    limit = self.options.stop_when_idle_s
+                    if limit is not None and now - idle_since > limit:
+                        break
+                    self._maybe_report(now)
+                    continue
+                idle_since = now
+                self._handle(batch)
+                self._maybe_report(time.monotonic())
+        finally:
+            self.close()
+        return self.events_total
+
+    def _read_batch(self) -> list[RawMessage]:
+        out: list[RawMessage] = []
+        deadline = time.monotonic() + self.options.batch_wait_s
+        while len(out) < self.options.batch_size and not self.stopping.is_set():
+            timeout = deadline - time.monotonic()
+            if timeout <= 0:
+                break
+            messages = self.consumer.consume(
+                num_messages=self.options.batch_size - len(out), timeout=timeout
+            )
+            for msg in messages:
+                error = msg.error()
+                if error is not None:
+                    if error.fatal():
+                        raise KafkaException(error)
+                    if error.code() != KafkaError._PARTITION_EOF:
+                        log.warning("kafka: %s", error)
+                    continue
+                out.append(
+                    RawMessage(
+                        value=msg.value(),
+                        key=msg.key(),
+                        topic=msg.topic(),
+                        partition=msg.partition(),
+                        offset=msg.offset(),
+                    )
+                )
+        return out
+
+    def _handle(self, batch: list[RawMessage]) -> None:
+        started = time.monotonic()
+        self.pipeline.handle(batch)
+        self._last_batch_s = time.monotonic() - started
+        self.events_total += len(batch)
+        self._window_events += len(batch)
+        self._after_commits()
+
+    def _after_commits(self) -> None:
+        """For batches now durable in the lake: Kafka commits (lag monitoring only) and the
+        dead-letter topic's copies."""
+        for result in self.pipeline.committed():
+            if result.next_offsets:
+                self.consumer.commit(
+                    offsets=[
+                        TopicPartition(topic, partition, offset)
+                        for (topic, partition), offset in result.next_offsets.items()
+                    ],
+                    asynchronous=True,
+                )
+            if self.dead_letters is not None:
+                for row in result.dead_letters:
+                    self._produce_dead_letter(row)
+                self.dead_letters.poll(0)
+
+    def _produce_dead_letter(self, row: dict[str, Any]) -> None:
+        if self.dead_letters is None or self.options.dead_letter_topic is None:
+            return
+        source = f"{row['source_topic']}/{row['source_partition']}/{row['source_offset']}"
+        headers: dict[str, str | bytes | None] = {"reason": row["reason"], "source": source}
+        while True:
+            try:
+                self.dead_letters.produce(
+                    self.options.dead_letter_topic,
+                    value=row["raw"],
+                    key=row["message_key"],
+                    headers=headers,
+                )
+                return
+            except BufferError:
+                self.dead_letters.poll(0.1)
+
+    def _maybe_report(self, now: float) -> None:
+        elapsed = now - self._window_start
+        if elapsed < self.options.metrics_every_s:
+            return
+        log.info(
+            "metrics %s",
+            json.dumps(
+                {
+                    "events_per_s": round(self._window_events / elapsed, 1),
+                    "events_total": self.events_total,
+                    "last_batch_ms": round(self._last_batch_s * 1000, 1),
+                    "lag": self.lag(),
+                },
+                sort_keys=True,
+            ),
+        )
+        self._window_events = 0
+        self._window_start = now
+
+    def lag(self) -> dict[int, int]:
+        """Messages not yet processed, per assigned partition (from cached watermarks)."""
+        lag: dict[int, int] = {}
+        try:
+            for tp in self.consumer.position(self.consumer.assignment()):
+                _, high = self.consumer.get_watermark_offsets(tp, cached=True)
+                if tp.offset >= 0 and high >= 0:
+                    lag[tp.partition] = high - tp.offset
+        except KafkaException:
+            pass
+        return lag
+
+    def close(self) -> None:
+        try:
+            self.pipeline.flush()
+            self._after_commits()
+            self.consumer.close()
+        finally:
+            if self.dead_letters is not None:
+                self.dead_letters.flush(10)
+
+
+def run_consumer(
+    pipeline: Pipeline,
+    client_config: dict[str, Any],
+    options: ConsumeOptions,
+    *,
+    on_start: Callable[[KafkaSource], None] | None = None,
+) -> int:
+    source = KafkaSource(pipeline, client_config, options)
+    if on_start is not None:
+        on_start(source)
+    return source.run()

@@ -1,0 +1,107 @@
+"""The pipeline: raw messages in, one lake transaction out (processor + sink, no Kafka here).
+
+The Kafka adapter and the in-process demo both feed it, so both write exactly the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from consumers.processor import Processor, RawMessage
+from consumers.sink import LakeSink
+
+__all__ = ["HandleResult", "Pipeline", "RawMessage"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HandleResult:
+    next_offsets: dict[tuple[str, int], int]
+    dead_letters: list[dict[str, Any]] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)
+
+
+class Pipeline:
+    """Feeds batches through one processor and commits each to the lake with its positions.
+
+    The lake commit of batch N runs on a second thread while batch N+1 is processed (DuckDB
+    releases the GIL), with at most one commit in flight; `committed()` hands back the
+    batches whose transaction is durable, in order, and a failed commit is raised there.
+    """
+
+    def __init__(self, sink: LakeSink, *, overlap: bool = True) -> None:
+        self.sink = sink
+        self.processor = Processor(load_state=self._load_state)
+        self._partition_of_table: dict[str, int] = {}
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lake-commit")
+        self._overlap = overlap
+        self._inflight: tuple[Future[None], HandleResult] | None = None
+        self._done: list[HandleResult] = []
+        self._stored: dict[str, dict[str, Any]] | None = None
+
+    def _load_state(self, table_id: str) -> dict[str, Any] | None:
+        # One query for every table's latest state, the first time a table is met; a table met
+        # again after `reload_states()` (a new partition assignment) is read afresh.
+        if self._stored is None:
+            self.flush()
+            self._stored = self.sink.load_states()
+        return self._stored.pop(table_id, None)
+
+    def reload_states(self) -> None:
+        """Forget every table and re-read states from the lake when next needed (another
+        consumer may have moved them on while their partitions were elsewhere)."""
+        self.flush()
+        self.processor.forget(list(self.processor.tables))
+        self._partition_of_table.clear()
+        self._stored = None
+
+    def flush(self) -> None:
+        """Wait for the commit in flight, if any (raises its error)."""
+        if self._inflight is not None:
+            future, result = self._inflight
+            self._inflight = None
+            future.result()
+            self._done.append(result)
+
+    def committed(self) -> list[HandleResult]:
+        """Results of the batches committed since the last call, oldest first."""
+        done, self._done = self._done, []
+        return done
+
+    def close(self) -> None:
+        self.flush()
+        self._executor.shutdown()
+
+    def handle(self, messages: Sequence[RawMessage]) -> HandleResult:
+        """Process one batch and start its commit (finished when `committed()` returns it)."""
+        batch = self.processor.process(messages)
+        offsets: dict[tuple[str, int], int] = {}
+        for msg in messages:
+            if msg.topic is not None and msg.partition is not None and msg.offset is not None:
+                key = (msg.topic, msg.partition)
+                offsets[key] = max(offsets.get(key, 0), msg.offset + 1)
+        states = self.processor.take_dirty_states()
+        for msg in messages:
+            if msg.partition is not None and msg.key is not None:
+                self._partition_of_table[msg.key.decode("utf-8", "replace")] = msg.partition
+        result = HandleResult(
+            next_offsets=offsets,
+            dead_letters=batch.rows.get("dead_letters", []),
+            rows={table: len(rows) for table, rows in batch.rows.items()},
+        )
+        self.flush()
+        future = self._executor.submit(self.sink.commit, batch, offsets=offsets, states=states)
+        self._inflight = (future, result)
+        if not self._overlap:
+            self.flush()
+        return result
+
+    def forget_partitions(self, partitions: Iterable[int]) -> None:
+        self.flush()
+        lost = set(partitions)
+        tables = [t for t, p in self._partition_of_table.items() if p in lost]
+        self.processor.forget(tables)
+        for table in tables:
+            del self._partition_of_table[table]

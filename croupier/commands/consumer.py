@@ -1,0 +1,188 @@
+"""`croupier consume`, `replay` and `status`: run and watch the settlement consumer."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import uuid
+from pathlib import Path
+
+import click
+
+from croupier import lake as lakes
+from croupier.commands.lake import lake_option
+
+
+def _logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        stream=sys.stderr,
+        format='{"at":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":%(message)r}',
+    )
+
+
+@click.command()
+@lake_option
+@click.option("--topic", default=None, help="Topic to read (default: configured kafka_topic).")
+@click.option("--group", default=None, help="Consumer group (default: kafka_consumer_group).")
+@click.option("--batch-size", default=5_000, show_default=True, help="Messages per transaction.")
+@click.option(
+    "--stop-when-idle",
+    type=float,
+    default=None,
+    help="Exit after this many seconds with nothing to read (default: run until SIGTERM).",
+)
+@click.option("--metrics-every", default=10.0, show_default=True, help="Seconds between metrics.")
+@click.option("-v", "--verbose", is_flag=True, help="Debug logs.")
+def consume(
+    lake_path: Path | None,
+    topic: str | None,
+    group: str | None,
+    batch_size: int,
+    stop_when_idle: float | None,
+    metrics_every: float,
+    verbose: bool,
+) -> None:
+    """Settle table events from Kafka into the lake, exactly once, until SIGTERM.
+
+    Each batch of messages becomes one lake transaction holding its rows and the Kafka
+    offsets they came from; on start and on every rebalance the consumer seeks to the offsets
+    in the lake. Bad messages go to `dead_letters` (and the dead-letter topic) and never stop
+    it. On SIGTERM it finishes the batch in hand, commits, and exits 0.
+    """
+    from consumers.kafka_source import ConsumeOptions, run_consumer
+    from consumers.pipeline import Pipeline
+    from consumers.sink import LakeSink
+    from croupier.config import get_settings
+
+    _logging(verbose)
+    settings = get_settings()
+    sink = LakeSink(lakes.from_settings(lake_path))
+    try:
+        total = run_consumer(
+            Pipeline(sink),
+            settings.kafka_client_config(),
+            ConsumeOptions(
+                topic=topic or settings.kafka_topic,
+                group_id=group or settings.kafka_consumer_group,
+                dead_letter_topic=settings.kafka_dead_letter_topic,
+                batch_size=batch_size,
+                metrics_every_s=metrics_every,
+                stop_when_idle_s=stop_when_idle,
+            ),
+        )
+    finally:
+        sink.close()
+    click.echo(f"consumed {total} messages", err=True)
+
+
+@click.command()
+@click.option(
+    "--lake",
+    "lake_path",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="A NEW lake folder to rebuild into (must not exist).",
+)
+@click.option("--topic", default=None, help="Topic to replay (default: configured kafka_topic).")
+@click.option("--idle", default=5.0, show_default=True, help="Seconds of silence that end it.")
+def replay(lake_path: Path, topic: str | None, idle: float) -> None:
+    """Rebuild every derived table from offset 0 into a fresh lake; print a hash per table.
+
+    Two replays of the same topic print the same hashes: the derived tables are a pure
+    function of the events. Uses a throw-away consumer group, so the live consumer's
+    group is untouched.
+    """
+    from consumers.kafka_source import ConsumeOptions, run_consumer
+    from consumers.pipeline import Pipeline
+    from consumers.sink import LakeSink, content_hashes
+    from croupier.config import get_settings
+
+    if lake_path.exists():
+        raise click.BadParameter(
+            f"{lake_path} exists; replay builds a fresh lake", param_hint="--lake"
+        )
+    _logging(False)
+    settings = get_settings()
+    sink = LakeSink(lakes.Lake(root=lake_path))
+    try:
+        run_consumer(
+            Pipeline(sink),
+            settings.kafka_client_config(),
+            ConsumeOptions(
+                topic=topic or settings.kafka_topic,
+                group_id=f"croupier-replay-{uuid.uuid4().hex[:8]}",
+                dead_letter_topic=None,
+                stop_when_idle_s=idle,
+                metrics_every_s=3600,
+            ),
+        )
+        click.echo(json.dumps(content_hashes(sink.con), indent=2, sort_keys=True))
+    finally:
+        sink.close()
+
+
+@click.command()
+@lake_option
+@click.option("--topic", default=None, help="Topic (default: configured kafka_topic).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(lake_path: Path | None, topic: str | None, as_json: bool) -> None:
+    """Lag per partition (Kafka end offsets vs the offsets in the lake), the last committed
+    snapshot, and rows per table."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    from consumers.sink import OFFSETS
+    from croupier.config import get_settings
+
+    settings = get_settings()
+    topic = topic or settings.kafka_topic
+    store = lakes.from_settings(lake_path)
+    try:
+        con = lakes.connect(store, read_only=True)
+    except lakes.LakeError as exc:
+        raise click.ClickException(str(exc)) from exc
+    try:
+        stored = dict(
+            con.execute(
+                f"SELECT source_partition, max(next_offset) FROM {OFFSETS} "
+                "WHERE source_topic = ? GROUP BY 1",
+                [topic],
+            ).fetchall()
+        )
+        report: dict[str, object] = {
+            "lake": str(store.root),
+            "snapshot_id": lakes.current_snapshot(con),
+            "tables": lakes.table_counts(con),
+        }
+    finally:
+        con.close()
+    lag: dict[str, dict[str, int | None]] = {}
+    probe = Consumer(
+        settings.kafka_client_config(**{"group.id": "croupier-status", "log_level": 0})
+    )
+    try:
+        metadata = probe.list_topics(topic, timeout=5)
+        partitions = sorted(metadata.topics[topic].partitions) if topic in metadata.topics else []
+        for p in partitions:
+            _, high = probe.get_watermark_offsets(TopicPartition(topic, p), timeout=5)
+            done = stored.get(p, 0)
+            lag[str(p)] = {"end_offset": high, "lake_offset": done, "lag": high - done}
+    except Exception as exc:
+        report["kafka_error"] = str(exc)
+    finally:
+        probe.close()
+    report["partitions"] = lag
+    if as_json:
+        click.echo(json.dumps(report, indent=2, default=str))
+        return
+    click.echo(f"lake {report['lake']}  snapshot {report['snapshot_id']}  topic {topic}")
+    for p, row in lag.items():
+        click.echo(
+            f"  partition {p:>3}: end {row['end_offset']:>10}  "
+            f"lake {row['lake_offset']:>10}  lag {row['lag']:>8}"
+        )
+    if "kafka_error" in report:
+        click.echo(f"  kafka: {report['kafka_error']}")
+    for name, count in report["tables"].items():  # type: ignore[attr-defined]
+        click.echo(f"  {name:<32} {count:>12,}")

@@ -1,0 +1,191 @@
+"""`croupier demo`: a casino night simulated, settled and checked end to end on one machine.
+
+In-process by default (simulator -> queue -> processor -> lake, no servers); `--kafka` sends the
+same night through a Kafka broker and the real consumer instead.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from croupier import lake as lakes
+
+BATCH = 5_000
+
+
+def run_in_process(
+    lake: lakes.Lake,
+    *,
+    tables: int,
+    hours: float,
+    seed: int,
+    faults: str,
+    truth: Path | None = None,
+    progress: bool = True,
+) -> int:
+    """Simulate and settle into `lake` with an in-process queue; returns messages processed."""
+    from consumers.pipeline import Pipeline, RawMessage
+    from consumers.sink import LakeSink
+    from producers.simulator import parse_faults, simulate
+
+    records: list[str] = []
+    sim = simulate(
+        tables=tables,
+        hours=hours,
+        seed=seed,
+        faults=parse_faults(faults),
+        on_fault=lambda f: records.append(f.to_json()),
+    )
+    handoff: queue.Queue[list[RawMessage] | BaseException | None] = queue.Queue(maxsize=8)
+
+    def produce() -> None:
+        try:
+            batch: list[RawMessage] = []
+            for position, msg in enumerate(sim):
+                batch.append(
+                    RawMessage(
+                        value=msg.value,
+                        key=msg.key.encode(),
+                        topic="in-process",
+                        partition=0,
+                        offset=position,
+                    )
+                )
+                if len(batch) >= BATCH:
+                    handoff.put(batch)
+                    batch = []
+            handoff.put(batch)
+            handoff.put(None)
+        except BaseException as exc:  # surfaced in the consuming thread
+            handoff.put(exc)
+
+    sink = LakeSink(lake)
+    pipeline = Pipeline(sink)
+    thread = threading.Thread(target=produce, name="simulator", daemon=True)
+    thread.start()
+    total = 0
+    with click.progressbar(
+        length=1000, label="casino night", file=None if progress else open("/dev/null", "w")
+    ) as bar:
+        done = 0
+        while True:
+            item = handoff.get()
+            if item is None:
+                break
+            if isinstance(item, BaseException):
+                raise item
+            pipeline.handle(item)
+            total += len(item)
+            now = int(sim.progress * 1000)
+            bar.update(now - done)
+            done = now
+        bar.update(1000 - done)
+    pipeline.close()
+    sink.close()
+    thread.join()
+    if truth is not None:
+        truth.write_text("".join(r + "\n" for r in records))
+    return total
+
+
+def summary(lake: lakes.Lake) -> dict[str, Any]:
+    con = lakes.connect(lake, read_only=True)
+    try:
+        rounds = con.execute(
+            "SELECT game, status, count(*) FROM rounds GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+        money = con.execute(
+            "SELECT game, sum(wager_cents), sum(house_result_cents), sum(commission_cents), "
+            "count(*) FROM settlements GROUP BY game ORDER BY game"
+        ).fetchall()
+        violations = con.execute(
+            "SELECT rule_id, count(*) FROM violations GROUP BY 1 ORDER BY 2 DESC, 1"
+        ).fetchall()
+        dead = con.execute("SELECT count(*) FROM dead_letters").fetchone()
+    finally:
+        con.close()
+    return {
+        "rounds": {f"{g}/{s}": n for g, s, n in rounds},
+        "by_game": {
+            g: {
+                "bets": n,
+                "handle_cents": int(h or 0),
+                "house_result_cents": int(r or 0),
+                "commission_cents": int(c or 0),
+            }
+            for g, h, r, c, n in money
+        },
+        "violations_by_rule": dict(violations),
+        "dead_letters": int(dead[0]) if dead else 0,
+    }
+
+
+def _soles(cents: int) -> str:
+    return f"S/ {cents / 100:,.2f}"
+
+
+@click.command()
+@click.option("--tables", default=3, show_default=True, help="Tables of each game.")
+@click.option("--hours", default=8.0, show_default=True, help="Hours of play.")
+@click.option("--seed", default=2025, show_default=True, help="Same seed, same night.")
+@click.option(
+    "--faults",
+    default="default",
+    show_default=True,
+    help="'default', 'none', or name:rate,... (see `croupier simulate --help`).",
+)
+@click.option(
+    "--lake",
+    "lake_path",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Lake to (re)build (default: the configured lake, var/lake). Its tables are replaced.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def demo(
+    tables: int, hours: float, seed: int, faults: str, lake_path: Path | None, as_json: bool
+) -> None:
+    """Simulate a casino night and settle it end to end, with no servers.
+
+    A few tables of each game play for a night with dealer mistakes and device faults switched
+    on; every event goes through the same processor and sink as the Kafka consumer (here over
+    an in-process queue) into a fresh lake; the summary shows rounds, handle, house result,
+    commission and violations by rule. Query the result with `croupier sql`.
+    """
+    store = lakes.from_settings(lake_path)
+    if store.root.exists():
+        shutil.rmtree(store.root)
+    started = time.monotonic()
+    total = run_in_process(store, tables=tables, hours=hours, seed=seed, faults=faults)
+    elapsed = time.monotonic() - started
+    report = summary(store)
+    report["messages"] = total
+    report["seconds"] = round(elapsed, 1)
+    report["lake"] = str(store.root)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(f"\n{total:,} events settled in {elapsed:.1f} s into {store.root}\n")
+    click.echo("rounds:")
+    for key, n in report["rounds"].items():
+        click.echo(f"  {key:<28} {n:>8,}")
+    click.echo("\nmoney (house view):")
+    for game, m in report["by_game"].items():
+        click.echo(
+            f"  {game:<10} handle {_soles(m['handle_cents']):>16}   "
+            f"house result {_soles(m['house_result_cents']):>15}   "
+            f"commission {_soles(m['commission_cents']):>12}"
+        )
+    click.echo("\nviolations by rule:")
+    for rule, n in report["violations_by_rule"].items():
+        click.echo(f"  {rule:<12} {n:>6}")
+    click.echo(f"\ndead letters: {report['dead_letters']}")
+    click.echo('\nnext: uv run croupier sql -c "SELECT * FROM violations LIMIT 5"')
