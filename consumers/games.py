@@ -106,6 +106,7 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
     row = result.round_row
     result.findings += procedure.duplicate_cards(game, events)
     result.findings += procedure.one_player_per_zone(game, events)
+    result.findings += procedure.bets_within_limits(events, state.limits)
     if game is Game.PAI_GOW:
         result.findings += procedure.bets_after_close(events)
     if abandoned:

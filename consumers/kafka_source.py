@@ -25,6 +25,7 @@ from confluent_kafka import (
 )
 
 from consumers.pipeline import Pipeline, RawMessage
+from producers.client import ensure_topic
 
 log = logging.getLogger("croupier.consumer")
 
@@ -62,15 +63,17 @@ class KafkaSource:
                 "max.poll.interval.ms": 300_000,
             }
         )
-        self.dead_letters = (
-            Producer({**client_config, "enable.idempotence": True, "linger.ms": 20})
-            if options.dead_letter_topic
-            else None
-        )
+        self.dead_letters: Producer | None = None
+        if options.dead_letter_topic:
+            ensure_topic(client_config, options.dead_letter_topic, partitions=1)
+            self.dead_letters = Producer(
+                {**client_config, "enable.idempotence": True, "linger.ms": 20}
+            )
         self.events_total = 0
         self._window_events = 0
         self._window_start = time.monotonic()
         self._last_batch_s = 0.0
+        self._assigned_at: float | None = None
 
     # -- rebalance: positions come from the lake, never from Kafka's committed offsets ----------
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -83,6 +86,7 @@ class KafkaSource:
             json.dumps({str(tp.partition): tp.offset for tp in partitions}, sort_keys=True),
         )
         consumer.assign(partitions)
+        self._assigned_at = time.monotonic()
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # Finish the commit in flight, then forget the tables of lost partitions: their next
@@ -111,7 +115,9 @@ class KafkaSource:
                 now = time.monotonic()
                 if not batch:
                     limit = self.options.stop_when_idle_s
-                    if limit is not None and now - idle_since > limit:
+                    # Idle time counts from the assignment: joining the group takes a while.
+                    since = max(idle_since, self._assigned_at or now)
+                    if limit is not None and self._assigned_at is not None and now - since > limit:
                         break
                     self._maybe_report(now)
                     continue
@@ -188,6 +194,7 @@ class KafkaSource:
                     value=row["raw"],
                     key=row["message_key"],
                     headers=headers,
+                    on_delivery=_log_failed_delivery,
                 )
                 return
             except BufferError:
@@ -232,6 +239,13 @@ class KafkaSource:
         finally:
             if self.dead_letters is not None:
                 self.dead_letters.flush(10)
+
+
+def _log_failed_delivery(error: KafkaError | None, _msg: object) -> None:
+    # The lake's dead_letters row is the record; the topic copy is a convenience, so a failed
+    # copy is logged, never fatal.
+    if error is not None:
+        log.error("dead-letter copy not delivered: %s", error)
 
 
 def run_consumer(

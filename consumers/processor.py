@@ -79,6 +79,7 @@ class TableState:
     profile_version: int | None = None
     payout_cap_cents: int | None = None
     commission_unit_cents: int | None = None
+    limits: dict[str, list[int]] = field(default_factory=dict)  # spot -> [min, max]
     dealer_id: str | None = None
     # deck_id -> [jokers in the box, jokers destroyed, counted]
     decks: dict[str, list[int]] = field(default_factory=dict)
@@ -212,6 +213,8 @@ class Processor:
                     event = parse_event(raw)
                 except InvalidEvent as exc:
                     reason, detail = _classify(exc), str(exc)
+                except Exception as exc:
+                    reason, detail = "unparseable", f"{type(exc).__name__}: {exc}"
         if event is not None and msg.key is not None and msg.key != event.table_id.encode():
             reason = "key_mismatch"
             detail = f"message key {msg.key!r} is not the event's table_id {event.table_id!r}"
@@ -332,6 +335,7 @@ class Processor:
             state.profile, state.profile_version = event.profile, event.profile_version
             state.payout_cap_cents = event.payout_cap_cents
             state.commission_unit_cents = event.commission_unit_cents
+            state.limits = {lim.spot.value: [lim.min_cents, lim.max_cents] for lim in event.limits}
             state.needs_count = state.needs_wash = True
         elif isinstance(event, DealerChanged):
             state.dealer_id = event.dealer_id

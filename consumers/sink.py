@@ -6,8 +6,10 @@ consumer killed at any point restarts exactly where the lake says it stopped.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,7 @@ from croupier import lake as lakes
 # Bookkeeping tables: append-only (no deletes in the lake), the latest row wins on read.
 OFFSETS = "consumer_offsets"
 STATE = "table_state"
+COMMIT_ATTEMPTS = 30
 ANALYTIC_TABLES = (
     "events",
     "dead_letters",
@@ -56,9 +59,13 @@ class LakeSink:
     def __init__(self, lake: lakes.Lake) -> None:
         self.lake = lake
         self.con = lakes.connect(lake, create=True)
-        create_tables(self.con)
-        # Bookkeeping columns added by the sink (not part of the analytic schema's docs).
-        self.con.execute(f"ALTER TABLE {STATE} ADD COLUMN IF NOT EXISTS version BIGINT")
+
+        def prepare() -> None:
+            create_tables(self.con)
+            # Bookkeeping column added by the sink (not part of the analytic schema's docs).
+            self.con.execute(f"ALTER TABLE {STATE} ADD COLUMN IF NOT EXISTS version BIGINT")
+
+        retry_when_locked(prepare)
 
     def close(self) -> None:
         self.con.close()
@@ -75,46 +82,47 @@ class LakeSink:
         `states` maps table_id -> (version, state): the version (the last offset or position
         applied for that table) orders snapshots of one table's state.
         """
+        tables = {table: to_arrow(table, rows) for table, rows in batch.rows.items() if rows}
+        if offsets:
+            tables[OFFSETS] = to_arrow(
+                OFFSETS,
+                [
+                    {"source_topic": t, "source_partition": p, "next_offset": o}
+                    for (t, p), o in sorted(offsets.items())
+                ],
+            )
+        if states:
+            ids = sorted(states)
+            tables[STATE] = pa.table(
+                {
+                    "table_id": ids,
+                    "state": [
+                        json.dumps(states[t][1], sort_keys=True, separators=(",", ":"))
+                        for t in ids
+                    ],
+                    "version": pa.array([states[t][0] for t in ids], pa.int64()),
+                }
+            )
+        retry_when_locked(lambda: self._transaction(tables))
+
+    def _transaction(self, tables: Mapping[str, pa.Table]) -> None:
         con = self.con
         con.execute("BEGIN TRANSACTION")
         try:
-            for table, rows in batch.rows.items():
-                if rows:
-                    self._insert(table, to_arrow(table, rows))
-            if offsets:
-                self._insert(
-                    OFFSETS,
-                    pa.Table.from_pylist(
-                        [
-                            {"source_topic": t, "source_partition": p, "next_offset": o}
-                            for (t, p), o in sorted(offsets.items())
-                        ],
-                        schema=ARROW_SCHEMAS[OFFSETS],
-                    ),
-                )
-            if states:
-                ids = sorted(states)
-                con.register(
-                    "_state_batch",
-                    pa.table(
-                        {
-                            "table_id": ids,
-                            "state": [
-                                json.dumps(states[t][1], sort_keys=True, separators=(",", ":"))
-                                for t in ids
-                            ],
-                            "version": pa.array([states[t][0] for t in ids], pa.int64()),
-                        }
-                    ),
-                )
-                con.execute(
-                    f"INSERT INTO {STATE} (table_id, state, version) "
-                    "SELECT table_id, state, version FROM _state_batch"
-                )
-                con.unregister("_state_batch")
+            for table, data in tables.items():
+                if table == STATE:
+                    con.register("_batch", data)
+                    con.execute(
+                        f"INSERT INTO {STATE} (table_id, state, version) "
+                        "SELECT table_id, state, version FROM _batch"
+                    )
+                    con.unregister("_batch")
+                else:
+                    self._insert(table, data)
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            with contextlib.suppress(duckdb.Error):  # a failed COMMIT has already rolled back
+                con.execute("ROLLBACK")
             raise
 
     def _insert(self, table: str, data: pa.Table) -> None:
@@ -161,6 +169,19 @@ EVENTS_FROM_PAYLOAD = """
     payload->>'$.source_device', payload, source_partition, source_offset"""
 
 
+def retry_when_locked(action: Callable[[], None]) -> None:
+    """Run a write; if the SQLite catalog is locked by another writer (several consumers of one
+    group share it), run it again whole, with backoff. Safe: a failed write left nothing."""
+    for attempt in range(COMMIT_ATTEMPTS):
+        try:
+            action()
+            return
+        except duckdb.Error as exc:
+            if "database is locked" not in str(exc) or attempt == COMMIT_ATTEMPTS - 1:
+                raise
+            time.sleep(min(2.0, 0.02 * 1.5**attempt))
+
+
 def to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
     """Rows to an Arrow table of the table's schema, column by column (many times faster than
     `pa.Table.from_pylist`, which dominated the sink's time)."""
@@ -170,11 +191,18 @@ def to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
     )
 
 
-def content_hashes(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """MD5 of each analytic table's rows, sorted, so two lakes with equal content hash equal."""
+def content_hashes(con: duckdb.DuckDBPyConnection, *, positions: bool = True) -> dict[str, str]:
+    """MD5 of each analytic table's rows, sorted, so two lakes with equal content hash equal.
+
+    `positions=False` leaves out where messages were read from (Kafka partition and offset),
+    to compare a lake built through Kafka with one built in-process."""
     hashes: dict[str, str] = {}
     for table in ANALYTIC_TABLES:
-        columns = ", ".join(c.name for c in TABLES[table])
+        columns = ", ".join(
+            c.name
+            for c in TABLES[table]
+            if positions or c.name not in ("source_topic", "source_partition", "source_offset")
+        )
         row = con.execute(
             f"SELECT count(*), md5(coalesce(string_agg(r, chr(10) ORDER BY r), '')) "
             f"FROM (SELECT CAST(({columns}) AS VARCHAR) AS r FROM {table})"

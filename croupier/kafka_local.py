@@ -12,8 +12,10 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -287,6 +289,41 @@ def stop(broker: LocalBroker, *, timeout: float = 30.0) -> bool:
         time.sleep(0.5)
     broker.pid_file.unlink(missing_ok=True)
     return True
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def available(bootstrap: str | None = None) -> Iterator[str]:
+    """The address of a broker that answers: `bootstrap`, else the configured one, else a
+    private broker started on free ports for the duration (tests and benchmarks)."""
+    from croupier.config import get_settings
+
+    settings = get_settings()
+    address = bootstrap or settings.kafka_bootstrap_servers
+    if broker_answers(address, timeout=2.0):
+        yield address
+        return
+    if bootstrap:
+        raise KafkaLocalError(f"no Kafka broker answers at {bootstrap}")
+    with tempfile.TemporaryDirectory(prefix="croupier-kafka-") as home:
+        broker = LocalBroker(
+            home=Path(home),
+            cache_dir=settings.cache_dir,
+            version=settings.local_kafka_version,
+            port=free_port(),
+            controller_port=free_port(),
+        )
+        start(broker)
+        try:
+            yield broker.bootstrap
+        finally:
+            stop(broker)
 
 
 def from_settings() -> LocalBroker:

@@ -71,10 +71,13 @@ def parse_event(raw: bytes | str) -> Event:
     # Only a message that an upcaster reads gets the slower dict path; the rest fail as they are.
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
         data = None
-    if isinstance(data, dict) and (data.get("event_type"), data.get("schema_version")) in UPCASTERS:
-        return validate_event(data)
+    if isinstance(data, dict):
+        key = (data.get("event_type"), data.get("schema_version"))
+        # Only a str/int pair can name an upcaster (a list here is garbage, and unhashable).
+        if isinstance(key[0], str) and type(key[1]) is int and key in UPCASTERS:
+            return validate_event(data)
     raise InvalidEvent.from_validation(first) from None
 
 

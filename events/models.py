@@ -29,8 +29,11 @@ Ident = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]{
 Text = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 _OFFSET_TIME = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
 # Strict: a string, float or bool where an integer belongs is a producer bug, never coerced.
-Cents = Annotated[int, Strict(), Field(ge=0)]
-PositiveCents = Annotated[int, Strict(), Field(gt=0)]
+# Bounded so that any sum the platform stores fits a 64-bit integer: S/ 100,000 million per
+# amount is far above any table's, and a larger value is a device fault, not a bet.
+MAX_CENTS = 10**13
+Cents = Annotated[int, Strict(), Field(ge=0, le=MAX_CENTS)]
+PositiveCents = Annotated[int, Strict(), Field(gt=0, le=MAX_CENTS)]
 Seat = Annotated[int, Strict(), Field(ge=1, le=7)]
 Position = Annotated[int, Strict(), Field(ge=0, le=7)]
 Die = Annotated[int, Strict(), Field(ge=1, le=6)]
@@ -120,7 +123,7 @@ class SpotLimit(_Part):
 
 class ChipCount(_Part):
     denomination_cents: PositiveCents
-    count: Annotated[int, Strict(), Field(ge=0)]
+    count: Annotated[int, Strict(), Field(ge=0, le=10**9)]
 
 
 class _Envelope(_Part):
@@ -131,7 +134,7 @@ class _Envelope(_Part):
     table_id: Ident
     game: Game
     round_id: Ident | None
-    seq: Annotated[int, Strict(), Field(ge=0)]
+    seq: Annotated[int, Strict(), Field(ge=0, le=2**62)]
     occurred_at: UtcDatetime
     source_device: Ident
 

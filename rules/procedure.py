@@ -142,6 +142,33 @@ def one_player_per_zone(game: Game, events: Sequence[Event]) -> list[Finding]:
     return findings
 
 
+def bets_within_limits(
+    events: Sequence[Event], limits: Mapping[str, Sequence[int]]
+) -> list[Finding]:
+    """Every bet within the table's posted limits for its spot (ALL-1); `limits` maps a spot to
+    (min, max) céntimos as the table_opened event posted them."""
+    findings: list[Finding] = []
+    for event in events:
+        if not isinstance(event, BetPlaced) or event.spot.value not in limits:
+            continue
+        low, high = limits[event.spot.value]
+        if not low <= event.amount_cents <= high:
+            findings.append(
+                finding_at(
+                    event,
+                    "ALL-1",
+                    "bet_within_limits",
+                    Severity.MAJOR,
+                    seat=event.seat,
+                    spot=event.spot.value,
+                    amount_cents=event.amount_cents,
+                    min_cents=low,
+                    max_cents=high,
+                )
+            )
+    return findings
+
+
 def bets_after_close(events: Sequence[Event]) -> list[Finding]:
     """Pai Gow bets are accepted only until the dice are shaken (PGP-A9c)."""
     closed = False

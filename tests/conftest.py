@@ -7,7 +7,6 @@ temporary folder, unless KAFKA_BOOTSTRAP_SERVERS points at a broker that is alre
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,14 +15,9 @@ import pytest
 
 from croupier import kafka_local
 from croupier.config import user_cache_dir
+from croupier.kafka_local import free_port
 
 KAFKA_VERSION = os.environ.get("CROUPIER_LOCAL_KAFKA_VERSION", "4.1.1")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def make_broker(home: Path) -> kafka_local.LocalBroker:

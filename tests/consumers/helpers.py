@@ -54,3 +54,55 @@ def open_lake(root: Path) -> duckdb.DuckDBPyConnection:
 def evidence(con: duckdb.DuckDBPyConnection, rule_id: str) -> list[dict[str, object]]:
     rows = con.execute("SELECT evidence FROM violations WHERE rule_id = ?", [rule_id]).fetchall()
     return [json.loads(e) for (e,) in rows]
+
+
+def publish_raw(bootstrap: str, topic: str, messages: list[Message], partitions: int = 6) -> None:
+    """Publish the simulator's messages as a device would (malformed ones too), keyed by table."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[
+        topic
+    ].result(timeout=30)
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20}
+    )
+    for msg in messages:
+        while True:
+            try:
+                producer.produce(topic, key=msg.key.encode(), value=msg.value)
+                break
+            except BufferError:
+                producer.poll(0.1)
+        producer.poll(0)
+    if producer.flush(60) != 0:
+        raise RuntimeError("messages left unflushed")
+
+
+def consumer_command(lake: Path, topic: str, group: str, *extra: str) -> list[str]:
+    import sys
+
+    return [
+        sys.executable, "-m", "croupier", "consume", "--lake", str(lake), "--topic", topic,
+        "--group", group, *extra,
+    ]  # fmt: skip
+
+
+def consumer_env(bootstrap: str, dead_letter_topic: str | None = None) -> dict[str, str]:
+    import os
+
+    env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": bootstrap}
+    env["CROUPIER_KAFKA_DEAD_LETTER_TOPIC"] = dead_letter_topic or "dead-letters-unused"
+    return env
+
+
+def derived_hashes(root: Path) -> dict[str, str]:
+    """Content hashes of the derived tables, ignoring where the events were read from."""
+    from consumers.sink import content_hashes
+
+    con = open_lake(root)
+    try:
+        return content_hashes(con, positions=False)
+    finally:
+        con.close()

@@ -13,7 +13,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from croupier import kafka_local
-from tests.conftest import free_port
+from croupier.kafka_local import free_port
 
 pytestmark = pytest.mark.kafka
 

@@ -1,0 +1,256 @@
+"""Benchmark of the settlement consumer against a real broker, printed beside the raw rate.
+
+1. throughput: Kafka -> processor -> lake (`croupier consume`, a separate process) on a backlog,
+   and the raw confluent-kafka consume rate of the same messages with no processing;
+2. latency: events published at a steady rate, time from sending to the row being visible in the
+   lake to a reader (p50, p99);
+3. memory: the consumer's peak RSS on the backlog;
+4. `croupier demo` wall time on its default size (full mode only).
+Uses the broker given by --bootstrap or the configuration, else starts a private one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from croupier import kafka_local
+from croupier import lake as lakes
+from producers.simulator import Message, simulate
+
+PARTITIONS = 6
+
+
+def line(label: str, value: str) -> None:
+    print(f"  {label:<58} {value}", flush=True)
+
+
+def messages(count: int, seed: int = 1) -> Iterator[Message]:
+    """`count` simulated messages (default faults), from as many nights as it takes."""
+    produced = 0
+    for night in itertools.count():
+        for msg in simulate(tables=4, hours=12, seed=seed + night):
+            if produced == count:
+                return
+            # Later nights reuse table ids; give them their own so each table's seq is clean.
+            yield msg if night == 0 else Message(
+                key=f"{msg.key}-n{night}",
+                value=msg.value.replace(
+                    f'"table_id":"{msg.key}"'.encode(), f'"table_id":"{msg.key}-n{night}"'.encode()
+                ),
+            )
+            produced += 1
+
+
+def create_topic(bootstrap: str, topic: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)])[
+        topic
+    ].result(timeout=30)
+
+
+def publish(bootstrap: str, topic: str, source: Iterator[Message]) -> int:
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 10_000}
+    )
+    sent = 0
+    for msg in source:
+        while True:
+            try:
+                producer.produce(topic, key=msg.key.encode(), value=msg.value)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        sent += 1
+        if sent % 10_000 == 0:
+            producer.poll(0)
+    producer.flush(120)
+    return sent
+
+
+def raw_consume_rate(bootstrap: str, topic: str, total: int) -> float:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"raw-{uuid.uuid4().hex[:6]}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    seen, started = 0, None
+    while seen < total:
+        batch = consumer.consume(num_messages=1000, timeout=1.0)
+        if batch and started is None:
+            started = time.perf_counter()
+        seen += sum(1 for m in batch if m.error() is None)
+    elapsed = time.perf_counter() - (started or time.perf_counter())
+    consumer.close()
+    return total / elapsed
+
+
+def lake_progress(lake: Path, topic: str) -> int:
+    try:
+        con = lakes.connect(lakes.Lake(root=lake), read_only=True)
+    except Exception:
+        return 0
+    try:
+        row = con.execute(
+            "SELECT coalesce(sum(o), 0) FROM (SELECT max(next_offset) o FROM consumer_offsets "
+            "WHERE source_topic = ? GROUP BY source_partition)",
+            [topic],
+        ).fetchone()
+    except Exception:
+        return 0
+    finally:
+        con.close()
+    return int(row[0]) if row else 0
+
+
+def consumer_process(bootstrap: str, lake: Path, topic: str, *extra: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": bootstrap}
+    return subprocess.Popen(
+        [sys.executable, "-m", "croupier", "consume", "--lake", str(lake), "--topic", topic,
+         "--group", f"bench-{uuid.uuid4().hex[:6]}", "--metrics-every", "3600", *extra],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def bench_throughput(bootstrap: str, total: int, folder: Path) -> None:
+    topic = f"bench-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic)
+    sent = publish(bootstrap, topic, messages(total))
+    raw = raw_consume_rate(bootstrap, topic, sent)
+    lake = folder / "lake"
+    process = consumer_process(bootstrap, lake, topic, "--stop-when-idle", "3")
+    first_at = first_done = None
+    while True:
+        done = lake_progress(lake, topic)
+        now = time.perf_counter()
+        if done and first_at is None:
+            first_at, first_done = now, done
+        if done >= sent or process.poll() is not None:
+            break
+        time.sleep(0.2)
+    _, err = process.communicate(timeout=120)
+    if process.returncode != 0:
+        raise SystemExit(f"consumer failed:\n{err[-2000:]}")
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    rate = (sent - (first_done or 0)) / max(1e-9, time.perf_counter() - (first_at or 0))
+    print(f"throughput on a backlog of {sent:,} messages ({PARTITIONS} partitions)")
+    line("raw confluent-kafka consume, no processing", f"{raw:>12,.0f} msg/s")
+    line("Kafka -> processor -> lake (croupier consume)", f"{rate:>12,.0f} events/s")
+    line("ratio to raw (target >= 0.30)", f"{rate / raw:>12.2f}")
+    line("target >= 50,000 events/s", "met" if rate >= 50_000 else "NOT met")
+    line("consumer peak RSS", f"{peak_mb:>12,.0f} MB")
+
+
+def bench_latency(bootstrap: str, rate: int, seconds: float, folder: Path) -> None:
+    topic = f"bench-lat-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic)
+    lake = folder / "latency-lake"
+    process = consumer_process(bootstrap, lake, topic, "--batch-size", "2000")
+    sent_at: dict[tuple[int, int], float] = {}
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+
+    def delivered(err: object, msg: object) -> None:
+        if err is None:
+            sent_at[(msg.partition(), msg.offset())] = time.perf_counter()  # type: ignore[attr-defined]
+
+    stop = threading.Event()
+    visible: list[float] = []
+
+    def poll_lake() -> None:
+        seen: dict[int, int] = {}
+        while not stop.is_set():
+            try:
+                con = lakes.connect(lakes.Lake(root=lake), read_only=True)
+                rows = con.execute(
+                    "SELECT source_partition, max(source_offset) FROM events GROUP BY 1"
+                ).fetchall()
+                con.close()
+            except Exception:
+                rows = []
+            now = time.perf_counter()
+            for partition, top in rows:
+                for offset in range(seen.get(partition, -1) + 1, int(top) + 1):
+                    sent = sent_at.get((partition, offset))
+                    if sent is not None:
+                        visible.append(now - sent)
+                seen[partition] = int(top)
+            time.sleep(0.05)
+
+    time.sleep(8)  # let the consumer join its group before the clock starts
+    poller = threading.Thread(target=poll_lake, daemon=True)
+    poller.start()
+    source = messages(int(rate * seconds), seed=99)
+    start = time.perf_counter()
+    for n, msg in enumerate(source):
+        due = start + n / rate
+        while (now := time.perf_counter()) < due:
+            time.sleep(min(0.002, due - now))
+            producer.poll(0)
+        producer.produce(topic, key=msg.key.encode(), value=msg.value, on_delivery=delivered)
+    producer.flush(30)
+    time.sleep(3)
+    stop.set()
+    poller.join()
+    process.terminate()
+    process.communicate(timeout=60)
+    # Delivery callbacks fire after the broker acknowledges, a few ms after the send: the
+    # figures below slightly understate the true send-to-visible time.
+    visible.sort()
+    print(f"latency at a steady {rate:,} events/s for {seconds:.0f} s ({len(visible):,} events)")
+    if visible:
+        p50 = statistics.median(visible)
+        p99 = visible[min(len(visible) - 1, int(len(visible) * 0.99))]
+        line("sent -> visible in the lake, p50", f"{p50 * 1000:>12,.0f} ms")
+        line("sent -> visible in the lake, p99 (target < 2,000 ms)", f"{p99 * 1000:>12,.0f} ms")
+
+
+def bench_demo(folder: Path) -> None:
+    env = {**os.environ, "CROUPIER_DATA_DIR": str(folder / "demo")}
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "croupier", "demo", "--json"], env=env, check=True,
+        capture_output=True,
+    )  # fmt: skip
+    line("croupier demo, default size (target < 120 s)", f"{time.perf_counter() - started:>12.1f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (CI)")
+    parser.add_argument("--bootstrap", default=None, help="Kafka bootstrap servers")
+    parser.add_argument("--events", type=int, default=None, help="backlog size")
+    args = parser.parse_args()
+    total = args.events or (100_000 if args.quick else 2_000_000)
+    folder = Path(tempfile.mkdtemp(prefix="bench-consumer-"))
+    try:
+        with kafka_local.available(args.bootstrap) as bootstrap:
+            print(f"broker {bootstrap}")
+            bench_throughput(bootstrap, total, folder)
+            bench_latency(bootstrap, 2_000, 10 if args.quick else 60, folder)
+        if not args.quick:
+            bench_demo(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
