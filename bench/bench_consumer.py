@@ -131,13 +131,11 @@ def consumer_process(bootstrap: str, lake: Path, topic: str, *extra: str) -> sub
     )  # fmt: skip
 
 
-def bench_throughput(bootstrap: str, total: int, folder: Path) -> None:
-    topic = f"bench-{uuid.uuid4().hex[:8]}"
-    create_topic(bootstrap, topic)
-    sent = publish(bootstrap, topic, messages(total))
-    raw = raw_consume_rate(bootstrap, topic, sent)
-    lake = folder / "lake"
-    process = consumer_process(bootstrap, lake, topic, "--stop-when-idle", "3")
+def consume_backlog(bootstrap: str, topic: str, sent: int, lake: Path, workers: int) -> float:
+    """Events/s of `croupier consume --workers N` on the backlog, first commit to last."""
+    process = consumer_process(
+        bootstrap, lake, topic, "--stop-when-idle", "3", "--workers", str(workers)
+    )
     first_at = first_done = None
     while True:
         done = lake_progress(lake, topic)
@@ -150,14 +148,24 @@ def bench_throughput(bootstrap: str, total: int, folder: Path) -> None:
     _, err = process.communicate(timeout=120)
     if process.returncode != 0:
         raise SystemExit(f"consumer failed:\n{err[-2000:]}")
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    rate = (sent - (first_done or 0)) / max(1e-9, time.perf_counter() - (first_at or 0))
+    return (sent - (first_done or 0)) / max(1e-9, time.perf_counter() - (first_at or 0))
+
+
+def bench_throughput(bootstrap: str, total: int, folder: Path) -> None:
+    topic = f"bench-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic)
+    sent = publish(bootstrap, topic, messages(total))
+    raw = raw_consume_rate(bootstrap, topic, sent)
     print(f"throughput on a backlog of {sent:,} messages ({PARTITIONS} partitions)")
     line("raw confluent-kafka consume, no processing", f"{raw:>12,.0f} msg/s")
-    line("Kafka -> processor -> lake (croupier consume)", f"{rate:>12,.0f} events/s")
-    line("ratio to raw (target >= 0.30)", f"{rate / raw:>12.2f}")
+    for workers in (1, 2):
+        rate = consume_backlog(bootstrap, topic, sent, folder / f"lake-{workers}", workers)
+        label = f"Kafka -> processor -> lake, croupier consume --workers {workers}"
+        line(label, f"{rate:>12,.0f} events/s")
+        line(f"  ratio to raw (target >= 0.30), --workers {workers}", f"{rate / raw:>12.2f}")
     line("target >= 50,000 events/s", "met" if rate >= 50_000 else "NOT met")
-    line("consumer peak RSS", f"{peak_mb:>12,.0f} MB")
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    line("largest consumer process, peak RSS (target < 1,024 MB)", f"{peak_mb:>12,.0f} MB")
 
 
 def bench_latency(bootstrap: str, rate: int, seconds: float, folder: Path) -> None:
@@ -230,7 +238,8 @@ def bench_demo(folder: Path) -> None:
         [sys.executable, "-m", "croupier", "demo", "--json"], env=env, check=True,
         capture_output=True,
     )  # fmt: skip
-    line("croupier demo, default size (target < 120 s)", f"{time.perf_counter() - started:>12.1f} s")
+    elapsed = time.perf_counter() - started
+    line("croupier demo, default size (target < 120 s)", f"{elapsed:>12.1f} s")
 
 
 def main() -> None:

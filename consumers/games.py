@@ -354,7 +354,7 @@ def _pai_gow_deal(events: Sequence[Event]) -> tuple[dict[int, tuple[int, ...]], 
 
 
 def _pai_gow_checks(events: Sequence[Event], profile: Profile) -> list[Finding]:
-    findings = procedure.pai_gow_deal(events)
+    findings = procedure.pai_gow_deal(events) + procedure.pai_gow_dice(events)
     if not isinstance(profile, PaiGowProfile):
         return findings
     try:

@@ -61,6 +61,8 @@ class KafkaSource:
                 "isolation.level": "read_committed",
                 "enable.partition.eof": False,
                 "max.poll.interval.ms": 300_000,
+                # Prefetch is per partition; bounded so memory stays flat on any backlog.
+                "queued.max.messages.kbytes": 16_384,
             }
         )
         self.dead_letters: Producer | None = None

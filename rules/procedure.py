@@ -13,7 +13,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from events.models import BetPlaced, BetsClosed, CardsDealt, Event, Game, Recipient
+from events.models import BetPlaced, BetsClosed, CardsDealt, DiceRolled, Event, Game, Recipient
 from rules.pai_gow import GROUP_SIZE, LEFTOVER_CARDS, POSITIONS, serpentine_deal_order
 
 
@@ -253,6 +253,16 @@ def pai_gow_deal(events: Sequence[Event]) -> list[Finding]:
                 )
                 break
     return findings
+
+
+def pai_gow_dice(events: Sequence[Event]) -> list[Finding]:
+    """A Pai Gow deal needs a valid roll of three dice to say who receives group 1 (PGP-A11b);
+    a roll marked invalid must be thrown again (PGP-A11c)."""
+    dealt = next((e for e in events if isinstance(e, CardsDealt)), None)
+    if dealt is None or any(isinstance(e, DiceRolled) and e.valid for e in events):
+        return []
+    rolls = sum(1 for e in events if isinstance(e, DiceRolled))
+    return [finding_at(dealt, "PGP-A11c", "valid_dice_roll", Severity.MAJOR, invalid_rolls=rolls)]
 
 
 def three_card_hands(events: Sequence[Event]) -> list[Finding]:

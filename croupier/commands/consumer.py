@@ -34,6 +34,13 @@ def _logging(verbose: bool) -> None:
     help="Exit after this many seconds with nothing to read (default: run until SIGTERM).",
 )
 @click.option("--metrics-every", default=10.0, show_default=True, help="Seconds between metrics.")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Consumer processes in the group (one per core; partitions are shared among them).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Debug logs.")
 def consume(
     lake_path: Path | None,
@@ -42,6 +49,7 @@ def consume(
     batch_size: int,
     stop_when_idle: float | None,
     metrics_every: float,
+    workers: int,
     verbose: bool,
 ) -> None:
     """Settle table events from Kafka into the lake, exactly once, until SIGTERM.
@@ -49,8 +57,11 @@ def consume(
     Each batch of messages becomes one lake transaction holding its rows and the Kafka
     offsets they came from; on start and on every rebalance the consumer seeks to the offsets
     in the lake. Bad messages go to `dead_letters` (and the dead-letter topic) and never stop
-    it. On SIGTERM it finishes the batch in hand, commits, and exits 0.
+    it. On SIGTERM it finishes the batch in hand, commits, and exits 0. With --workers N it
+    runs N such processes in the group (Python settles on one core per process).
     """
+    if workers > 1:
+        raise SystemExit(_run_workers(workers))
     from consumers.kafka_source import ConsumeOptions, run_consumer
     from consumers.pipeline import Pipeline
     from consumers.sink import LakeSink
@@ -75,6 +86,35 @@ def consume(
     finally:
         sink.close()
     click.echo(f"consumed {total} messages", err=True)
+
+
+def _run_workers(workers: int) -> int:
+    """Run this same command `workers` times as single-worker processes; forward SIGTERM and
+    SIGINT to them; exit with the worst exit code."""
+    import signal
+    import subprocess
+
+    args: list[str] = []
+    skip_value = False
+    for arg in sys.argv[1:]:
+        if skip_value:
+            skip_value = False
+        elif arg == "--workers":
+            skip_value = True
+        elif not arg.startswith("--workers="):
+            args.append(arg)
+    children = [
+        subprocess.Popen([sys.executable, "-m", "croupier", *args]) for _ in range(workers)
+    ]
+
+    def forward(signum: int, _frame: object) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    return max(child.wait() for child in children)
 
 
 @click.command()

@@ -1,0 +1,132 @@
+"""Procedure checks on hand-made events, one test per article (the simulator's faults exercise
+them too, in tests/consumers; these cover what it never injects)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from events import Event, validate_event
+from rules import procedure
+from rules.pai_gow import serpentine_deal_order
+
+_seq = iter(range(1, 10_000))
+
+
+def ev(event_type: str, game: str = "pai_gow", **fields: Any) -> Event:
+    return validate_event(
+        {
+            "event_id": str(uuid.uuid4()),
+            "event_type": event_type,
+            "schema_version": 2 if event_type == "deck_counted" else 1,
+            "casino_id": "c",
+            "table_id": "T-1",
+            "game": game,
+            "round_id": "R-1",
+            "seq": next(_seq),
+            "occurred_at": "2025-01-10T23:00:00Z",
+            "source_device": "T-1/console",
+            **fields,
+        }
+    )
+
+
+def bet(seat: int, amount: int = 5_000, ref: str | None = None, game: str = "pai_gow") -> Event:
+    spot = "main" if game == "pai_gow" else "ante"
+    return ev("bet_placed", game, seat=seat, spot=spot, amount_cents=amount, player_ref=ref)
+
+
+def dealt(
+    recipient: str, cards: list[str], order: list[int], game: str = "pai_gow", **kw: Any
+) -> Event:
+    fields: dict[str, Any] = {"seat": None, "group": None, "face_up": False, **kw}
+    return ev("cards_dealt", game, recipient=recipient, cards=cards, deal_order=order, **fields)
+
+
+def rules_of(findings: list[procedure.Finding]) -> list[str]:
+    return [f.rule_id for f in findings]
+
+
+def test_all1_bet_above_the_posted_limit_is_a_violation() -> None:
+    events = [bet(1, 5_000), bet(2, 300_000), bet(3, 1_000)]
+    found = procedure.bets_within_limits(events, {"main": [2_000, 200_000]})
+    assert rules_of(found) == ["ALL-1", "ALL-1"]
+    assert [f.evidence["amount_cents"] for f in found] == [300_000, 1_000]
+
+
+def test_all2_one_player_in_two_zones_is_a_violation() -> None:
+    events = [bet(1, ref="P1"), bet(2, ref="P2"), bet(4, ref="P1")]
+    found = procedure.one_player_per_zone(procedure.Game.PAI_GOW, events)
+    assert rules_of(found) == ["PGP-A9a"]
+    assert found[0].evidence["seats"] == [1, 4]
+
+
+def test_pgp_a9c_bet_after_the_dice_are_shaken() -> None:
+    events = [bet(1), ev("bets_closed"), bet(2)]
+    assert rules_of(procedure.bets_after_close(events)) == ["PGP-A9c"]
+    assert procedure.bets_after_close([bet(1), bet(2), ev("bets_closed")]) == []
+
+
+def test_all3_a_card_twice_and_a_joker_outside_pai_gow() -> None:
+    twice = [dealt("seat", ["As", "Kd"], [1, 2], seat=1), dealt("seat", ["As"], [3], seat=2)]
+    assert rules_of(procedure.duplicate_cards(procedure.Game.PAI_GOW, twice)) == ["ALL-3"]
+    joker = [dealt("seat", ["Jk", "Kd", "2c"], [1, 2, 3], game="tripoker", seat=1)]
+    assert rules_of(procedure.duplicate_cards(procedure.Game.TRIPOKER, joker)) == ["TCP-A5b"]
+    assert procedure.duplicate_cards(procedure.Game.PAI_GOW, [dealt("discard", ["Jk"], [50])]) == []
+
+
+def _deal(order_of: dict[int, list[int]], leftovers: int = 4) -> list[Event]:
+    deck = [f"{r}{s}" for r in "23456789TJQKA" for s in "cdhs"] + ["Jk"]
+    events, k = [], 0
+    for group in range(1, 8):
+        cards = deck[k : k + len(order_of[group])]
+        k += len(cards)
+        events.append(dealt("group", cards, order_of[group], group=group))
+    events.append(dealt("discard", deck[k : k + leftovers], list(range(50, 50 + leftovers))))
+    return events
+
+
+def test_pgp_a10f_serpentine_order_is_accepted_and_group_by_group_is_not() -> None:
+    serpentine: dict[int, list[int]] = {g: [] for g in range(1, 8)}
+    for place, (group, _card) in enumerate(serpentine_deal_order(), start=1):
+        serpentine[group].append(place)
+    assert procedure.pai_gow_deal(_deal(serpentine)) == []
+    # PGP-A10f literally: the first card of group 7 is the 7th dealt, its second the 8th.
+    assert serpentine[7][:2] == [7, 8] and serpentine[1][:2] == [1, 14]
+    one_by_one = {g: list(range(7 * (g - 1) + 1, 7 * g + 1)) for g in range(1, 8)}
+    assert rules_of(procedure.pai_gow_deal(_deal(one_by_one))) == ["PGP-A10f"]
+
+
+def test_pgp_a10d_five_cards_left_is_a_violation() -> None:
+    serpentine: dict[int, list[int]] = {g: [] for g in range(1, 8)}
+    for place, (group, _card) in enumerate(serpentine_deal_order(), start=1):
+        serpentine[group].append(place)
+    serpentine[3] = serpentine[3][:6]  # one card short: 5 are left
+    found = rules_of(procedure.pai_gow_deal(_deal(serpentine, leftovers=5)))
+    assert "PGP-A10d" in found and "PGP-A10a" in found
+
+
+def test_pgp_a11c_a_deal_without_a_valid_roll() -> None:
+    events = [ev("dice_rolled", dice=[1, 2, 3], valid=False), dealt("group", ["As"], [1], group=1)]
+    assert rules_of(procedure.pai_gow_dice(events)) == ["PGP-A11c"]
+    events.insert(1, ev("dice_rolled", dice=[4, 2, 3], valid=True))
+    assert procedure.pai_gow_dice(events) == []
+
+
+def test_tcp_a8_every_hand_has_three_cards() -> None:
+    events = [
+        dealt("seat", ["As", "Kd"], [1, 3], game="tripoker", seat=1),
+        dealt("dealer", ["2c", "3c", "4c"], [2, 4, 6], game="tripoker"),
+    ]
+    found = procedure.three_card_hands(events)
+    assert rules_of(found) == ["TCP-A8"] and found[0].evidence["seat"] == 1
+
+
+def test_tcp_a10b_the_dealers_third_card_face_up_under_pe_2005() -> None:
+    down = dealt("dealer", ["2c", "3c"], [2, 4], game="tripoker")
+    up = dealt("dealer", ["4c"], [6], game="tripoker", face_up=True)
+    assert procedure.tripoker_exposed_card([down, up], exposed={3}) == []
+    all_down = dealt("dealer", ["2c", "3c", "4c"], [2, 4, 6], game="tripoker")
+    assert rules_of(procedure.tripoker_exposed_card([all_down], exposed={3})) == ["TCP-A10b"]
+    # The standard profile exposes nothing: a face-up card there is the breach.
+    assert rules_of(procedure.tripoker_exposed_card([down, up], exposed=set())) == ["TCP-A10b"]
