@@ -61,6 +61,9 @@ class KafkaSource:
                 "isolation.level": "read_committed",
                 "enable.partition.eof": False,
                 "max.poll.interval.ms": 300_000,
+                # A crashed member's partitions move on after 10 s, not librdkafka's 45 s.
+                "session.timeout.ms": 10_000,
+                "heartbeat.interval.ms": 2_000,
                 # Prefetch is per partition; bounded so memory stays flat on any backlog.
                 "queued.max.messages.kbytes": 16_384,
             }

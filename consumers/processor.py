@@ -170,9 +170,15 @@ class Processor:
             self.tables[table_id] = state
         return state
 
-    def take_dirty_states(self) -> dict[str, tuple[int, dict[str, Any]]]:
-        """States changed since the last call, with a version that orders them, to persist."""
-        dirty = {t: (v, self.tables[t].to_json()) for t, v in self._dirty.items()}
+    def take_dirty_states(self) -> dict[str, tuple[int, str]]:
+        """States changed since the last call, as JSON text, with a version that orders them.
+
+        Serialised here and now: the lake commit runs on another thread while the next batch
+        mutates these very objects, and must persist the state as of this batch's end."""
+        dirty = {
+            t: (v, json.dumps(self.tables[t].to_json(), sort_keys=True, separators=(",", ":")))
+            for t, v in self._dirty.items()
+        }
         self._dirty.clear()
         return dirty
 

@@ -75,12 +75,12 @@ class LakeSink:
         batch: RowBatch,
         *,
         offsets: Mapping[tuple[str, int], int] | None = None,
-        states: Mapping[str, tuple[int, Mapping[str, Any]]] | None = None,
+        states: Mapping[str, tuple[int, str]] | None = None,
     ) -> None:
         """Write rows, next offsets per (topic, partition) and table states in one transaction.
 
-        `states` maps table_id -> (version, state): the version (the last offset or position
-        applied for that table) orders snapshots of one table's state.
+        `states` maps table_id -> (version, state as JSON text): the version (the last offset or
+        position applied for that table) orders snapshots of one table's state.
         """
         tables = {table: to_arrow(table, rows) for table, rows in batch.rows.items() if rows}
         if offsets:
@@ -96,10 +96,7 @@ class LakeSink:
             tables[STATE] = pa.table(
                 {
                     "table_id": ids,
-                    "state": [
-                        json.dumps(states[t][1], sort_keys=True, separators=(",", ":"))
-                        for t in ids
-                    ],
+                    "state": [states[t][1] for t in ids],
                     "version": pa.array([states[t][0] for t in ids], pa.int64()),
                 }
             )

@@ -135,26 +135,30 @@ def test_two_replays_from_offset_zero_hash_identically(
 def test_sigkill_at_random_moments_loses_and_doubles_nothing(
     kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:
-    messages = night(tables=4, hours=12, seed=5).messages
+    messages = night(tables=4, hours=16, seed=5).messages
     assert len(messages) > 250_000
     publish_raw(kafka_bootstrap, topic_name, messages)
     lake, group = tmp_path / "killed", f"g-{uuid.uuid4().hex[:8]}"
     rng = random.Random(1)
     kills = 0
-    deadline = time.monotonic() + 900
-    while lake_progress(lake, topic_name) < len(messages) and time.monotonic() < deadline:
+    while kills < 10:
         process = subprocess.Popen(
             consumer_command(lake, topic_name, group, "--batch-size", "2000"),
             env=consumer_env(kafka_bootstrap),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rng.uniform(3.0, 6.0))
-        before = lake_progress(lake, topic_name)
+        # Kill at a random moment after this run has committed something of its own.
+        start = lake_progress(lake, topic_name)
+        deadline = time.monotonic() + 120
+        while lake_progress(lake, topic_name) == start and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(rng.uniform(0.0, 1.5))
         process.send_signal(signal.SIGKILL)
         process.wait()
-        if before < len(messages):
-            kills += 1
+        if lake_progress(lake, topic_name) >= len(messages):
+            break
+        kills += 1
     assert kills >= 10, f"only {kills} kills landed mid-run"
     consume_all(kafka_bootstrap, lake, topic_name)  # finish whatever the last kill left
     assert lake_progress(lake, topic_name) == len(messages)
