@@ -22,6 +22,7 @@ from confluent_kafka.admin import AdminClient
 
 from croupier import kafka_local
 from croupier.config import get_settings, user_cache_dir
+from events import parse_event
 from producers.client import TableEventProducer
 from producers.simulator import Message, simulate
 
@@ -118,6 +119,25 @@ def bench_kafka(bootstrap: str, count: int) -> None:
         "  ratio to raw (target ≥ 0.50)",
         f"{ratio:.2f} " + ("(met)" if ratio >= 0.5 else "(NOT met)"),
     )
+    stages(min(count, 100_000), raw)
+
+
+def stages(count: int, raw: float) -> None:
+    """Where a published event's time goes, stage by stage on the same events, one thread: the
+    ratio to the raw rate cannot exceed publish / (simulate + validate + publish)."""
+    begun = time.perf_counter()
+    values = [value for _, value in itertools.islice(night(12, 48, 3), count)]
+    simulate_us = (time.perf_counter() - begun) / count * 1e6
+    begun = time.perf_counter()
+    for value in values:
+        parse_event(value)
+    validate_us = (time.perf_counter() - begun) / count * 1e6
+    publish_us = 1e6 / raw
+    total = simulate_us + validate_us + publish_us
+    line("per event: simulate (to bytes)", f"{simulate_us:>9.2f} µs")
+    line("per event: validate (events.parse_event)", f"{validate_us:>9.2f} µs")
+    line("per event: publish (raw producer rate)", f"{publish_us:>9.2f} µs")
+    line("  ratio ceiling in one thread: publish / sum", f"{publish_us / total:.2f}")
 
 
 def free_port() -> int:

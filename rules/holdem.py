@@ -5,7 +5,7 @@ Ante and call against the dealer, the ante paytable, the per-seat payout cap and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -22,8 +22,8 @@ from rules.settlement import (
     Settlement,
     Spot,
     category_table,
-    settlement_line,
-    showdown,
+    line_builder,
+    strengths_with,
 )
 
 SEATS = tuple(range(1, 8))  # THP-A2a: seven ante boxes
@@ -101,88 +101,51 @@ def settle_holdem(game: HoldemRound, profile: HoldemProfile) -> RoundSettlement:
     it, and are never capped (DEF-THP4, DEF-THP5).
     """
     _check_round(game, profile)
-    round_id, name, version = game.round_id, profile.name, profile.version
-    board = game.board
     seats = sorted(game.seats, key=_seat_number)
+    # Every hand shares the board (the progressive: the flop), so its cards are summed once.
+    callers = [seat.hole for seat in seats if seat.decision is _CALLED]
+    strengths: Iterator[int] = iter(())
     dealer, qualifies = 0, False
-    if any(s.decision is Decision.CALL for s in seats):
-        dealer = HOLDEM.strength(game.dealer_hole + board)
+    if callers:
+        dealer, *called = strengths_with(HOLDEM, game.board, [game.dealer_hole, *callers])
         qualifies = dealer >= qualifier_strength(profile.dealer_qualifier)
-    base_rules = _QUALIFIED if qualifies else _NOT_QUALIFIED
-    cap = profile.payout_cap_cents
+        strengths = iter(called)
+    rules = _QUALIFIED if qualifies else _NOT_QUALIFIED
+    capped = rules + _CAPPED
+    cap, multiple, pays = profile.payout_cap_cents, profile.call_multiple, profile.ante_pays.values
     progressive = _Meter(game, profile, seats)
+    line = line_builder(game.round_id, profile.name, profile.version)
     lines: list[Settlement] = []
-
-    def line(
-        seat: int,
-        spot: Spot,
-        wager: int,
-        outcome: Outcome,
-        payout: int,
-        capped: int,
-        rules: tuple[str, ...],
-    ) -> None:
-        net = payout if outcome is Outcome.WIN else 0 if outcome is Outcome.PUSH else -wager
-        lines.append(
-            settlement_line(
-                round_id,
-                seat,
-                spot,
-                wager,
-                outcome,
-                payout,
-                0,
-                net,
-                -net,
-                name,
-                version,
-                rules,
-                capped,
-            )
-        )
-
+    add = lines.append
     for seat in seats:
         number, ante = seat.seat, seat.ante_cents
-        if seat.decision is Decision.FOLD:
-            line(number, Spot.ANTE, ante, Outcome.FOLD, 0, 0, _FOLD)
+        if seat.decision is not _CALLED:
+            add(line(number, _ANTE, ante, _FOLDED, 0, 0, -ante, ante, _FOLD))
         else:
-            call = ante * profile.call_multiple
-            strength = HOLDEM.strength(seat.hole + board)
-            if qualifies:  # the higher hand wins ante and call; equal hands push both
-                ante_outcome = call_outcome = showdown(strength, dealer)
-            else:  # the ante is paid by the table, the call pushes
-                ante_outcome, call_outcome = Outcome.WIN, Outcome.PUSH
-            pays = profile.ante_pays.get(_CATEGORY[strength]) or 0
-            ante_win = ante * pays if ante_outcome is Outcome.WIN else 0
-            call_win = call if call_outcome is Outcome.WIN else 0
-            over = ante_win + call_win - cap
-            ante_cut = call_cut = 0
-            if over > 0:  # THP-A2c / DEF-THP5: the cap withholds the excess, ante line first
-                ante_cut = min(over, ante_win)
-                call_cut = over - ante_cut
-            line(
-                number,
-                Spot.ANTE,
-                ante,
-                ante_outcome,
-                ante_win - ante_cut,
-                ante_cut,
-                base_rules + _CAPPED if ante_cut else base_rules,
-            )
-            line(
-                number,
-                Spot.CALL,
-                call,
-                call_outcome,
-                call_win - call_cut,
-                call_cut,
-                base_rules + _CAPPED if call_cut else base_rules,
-            )
-        if seat.progressive_cents:
-            outcome, paid = progressive.settle(seat)
-            line(number, Spot.PROGRESSIVE, seat.progressive_cents, outcome, paid, 0, _METER)
+            call, strength = ante * multiple, next(strengths)
+            if qualifies and strength <= dealer:  # the dealer wins both; equal hands push both
+                outcome, sign = (_PUSH, 0) if strength == dealer else (_LOSE, -1)
+                add(line(number, _ANTE, ante, outcome, 0, 0, sign * ante, -sign * ante, rules))
+                add(line(number, _CALL, call, outcome, 0, 0, sign * call, -sign * call, rules))
+            else:  # the ante wins (paid by the table when the dealer does not qualify)
+                ante_win = ante * (pays[_CATEGORY_VALUE[strength]] or 0)
+                call_outcome, call_win = (_WIN, call) if qualifies else (_PUSH, 0)
+                over = ante_win + call_win - cap
+                ante_cut = call_cut = 0
+                if over > 0:  # THP-A2c / DEF-THP5: the cap withholds the excess, ante line first
+                    ante_cut = min(over, ante_win)
+                    call_cut = over - ante_cut
+                paid, ids = ante_win - ante_cut, capped if ante_cut else rules
+                add(line(number, _ANTE, ante, _WIN, paid, 0, paid, -paid, ids, ante_cut))
+                paid, ids = call_win - call_cut, capped if call_cut else rules
+                add(line(number, _CALL, call, call_outcome, paid, 0, paid, -paid, ids, call_cut))
+        wager = seat.progressive_cents
+        if wager:
+            outcome, paid = progressive.settle(number)
+            net = paid if outcome is _WIN else -wager
+            add(line(number, _PROGRESSIVE, wager, outcome, paid, 0, net, -net, _METER))
     return RoundSettlement(
-        round_id=round_id,
+        round_id=game.round_id,
         settlements=tuple(lines),
         jackpot=tuple(progressive.ledger),
         meter_after_cents=progressive.meter,
@@ -198,6 +161,11 @@ _QUALIFIED = ("THP-A4", "DEF-THP2", "DEF-THP3")
 _NOT_QUALIFIED = ("THP-A2b", "DEF-THP2", "DEF-THP3")
 _CAPPED = ("THP-A2c", "DEF-THP5")
 _METER = ("DEF-THP4",)
+_CATEGORY_VALUE = tuple(int(category) for category in _CATEGORY)  # plain ints index faster
+# Module constants: the loop reads them without an attribute lookup on the enum class.
+_ANTE, _CALL, _PROGRESSIVE = Spot.ANTE, Spot.CALL, Spot.PROGRESSIVE
+_WIN, _LOSE, _PUSH, _FOLDED = Outcome.WIN, Outcome.LOSE, Outcome.PUSH, Outcome.FOLD
+_CALLED = Decision.CALL
 
 
 class _Meter:
@@ -205,13 +173,19 @@ class _Meter:
 
     def __init__(self, game: HoldemRound, profile: HoldemProfile, seats: list[HoldemSeat]) -> None:
         self.round_id = game.round_id
-        self.flop = game.board[:FLOP]
-        self.table = profile.progressive
+        self.table = table = profile.progressive
         self.meter = game.meter_cents
         self.ledger: list[JackpotEntry] = []
-        rate = self.table.contribution_bp
-        # One entry for the round: each wager's share is rounded down on its own.
-        added = sum(share_cents(s.progressive_cents, rate) for s in seats)
+        bets = [seat for seat in seats if seat.progressive_cents]
+        # Judged on the hole cards and the flop, fold or not.
+        strengths = strengths_with(HOLDEM, game.board[:FLOP], [seat.hole for seat in bets])
+        self.categories = {
+            seat.seat: _CATEGORY_VALUE[strength]
+            for seat, strength in zip(bets, strengths, strict=True)
+        }
+        # One entry for the round: each wager's share is rounded down on its own, and every
+        # wager is the profile's fixed one (checked), so the shares are all the same.
+        added = share_cents(table.wager_cents, table.contribution_bp) * len(bets)
         if added:
             self._record(None, LedgerKind.CONTRIBUTION, added, self.meter + added)
 
@@ -229,20 +203,20 @@ class _Meter:
         )
         self.meter = after
 
-    def settle(self, seat: HoldemSeat) -> tuple[Outcome, int]:
-        """The progressive wager, judged on the hole cards and the flop, fold or not."""
+    def settle(self, seat: int) -> tuple[Outcome, int]:
+        """The progressive wager of `seat`: a share of the meter, a fixed pay, or lost."""
         table = self.table
-        category = _CATEGORY[HOLDEM.strength(seat.hole + self.flop)]
-        share_bp = table.meter_pays_bp.get(category)
-        fixed = table.fixed_pays_cents.get(category)
+        category = self.categories[seat]
+        share_bp = table.meter_pays_bp.values[category]
         if share_bp is not None:
             paid = share_cents(self.meter, share_bp)
-            self._record(seat.seat, LedgerKind.HIT, paid, self.meter - paid)
+            self._record(seat, LedgerKind.HIT, paid, self.meter - paid)
             if share_bp == BASIS_POINTS:  # the whole meter was paid: it starts from the seed
                 self._record(None, LedgerKind.RESET, table.seed_cents, table.seed_cents)
             return Outcome.WIN, paid
+        fixed = table.fixed_pays_cents.values[category]
         if fixed is not None:
-            self._record(seat.seat, LedgerKind.HIT, fixed, self.meter)
+            self._record(seat, LedgerKind.HIT, fixed, self.meter)
             return Outcome.WIN, fixed
         return Outcome.LOSE, 0
 
@@ -252,31 +226,38 @@ _SEAT_NUMBERS = frozenset(SEATS)
 
 
 def _check_round(game: HoldemRound, profile: HoldemProfile) -> None:
-    where = f"round {game.round_id}"
     wager = profile.progressive.wager_cents
     cards = [*game.dealer_hole, *game.board]
-    called = False
     for seat in game.seats:
-        cards += seat.hole
-        called = called or seat.decision is Decision.CALL
+        hole = seat.hole
+        cards += hole
         if (
-            len(seat.hole) != 2
+            len(hole) != 2
             or seat.ante_cents <= 0
             or seat.decision not in _DECISIONS
             or (seat.progressive_cents and seat.progressive_cents != wager)
         ):
-            raise RoundError(f"{where}: seat {seat.seat}: {_seat_problem(seat, wager)}")
+            raise RoundError(
+                f"round {game.round_id}: seat {seat.seat}: {_seat_problem(seat, wager)}"
+            )
     numbers = {seat.seat for seat in game.seats}
     if len(numbers) != len(game.seats) or not numbers <= _SEAT_NUMBERS:
-        raise RoundError(f"{where}: a seat is repeated or not one of 1..7")
+        raise RoundError(f"round {game.round_id}: a seat is repeated or not one of 1..7")
     if len(set(cards)) != len(cards) or min(cards) < 0 or max(cards) > 51:
-        raise RoundError(f"{where}: a card is repeated or not a card of the 52-card deck")
-    if len(game.board) not in (FLOP, BOARD) or len(game.dealer_hole) not in (0, 2):
-        raise RoundError(f"{where}: the board holds 3 or 5 cards, the dealer 2 (or none yet)")
-    if called and (len(game.board) != BOARD or len(game.dealer_hole) != 2):
-        raise RoundError(f"{where}: a called round needs the dealer's 2 cards and 5 board cards")
+        raise RoundError(
+            f"round {game.round_id}: a card is repeated or not a card of the 52-card deck"
+        )
+    board, dealer = len(game.board), len(game.dealer_hole)
+    if board not in (FLOP, BOARD) or dealer not in (0, 2):
+        raise RoundError(
+            f"round {game.round_id}: the board holds 3 or 5 cards, the dealer 2 (or none yet)"
+        )
+    if (board != BOARD or dealer != 2) and any(s.decision is Decision.CALL for s in game.seats):
+        raise RoundError(
+            f"round {game.round_id}: a called round needs the dealer's 2 cards and 5 board cards"
+        )
     if game.meter_cents < 0:
-        raise RoundError(f"{where}: negative meter")
+        raise RoundError(f"round {game.round_id}: negative meter")
 
 
 def _seat_problem(seat: HoldemSeat, wager: int) -> str:

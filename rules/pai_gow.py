@@ -8,7 +8,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
+from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -26,12 +27,15 @@ from rules.settlement import (
     Settlement,
     Spot,
     category_table,
-    settlement_line,
+    line_builder,
+    strengths_with,
 )
 
 POSITIONS = 7  # PGP-A10a: seven groups of seven, one per position, the dealer's included
 DEALER = 0
 SEATS = tuple(range(1, POSITIONS))
+_SEAT_NUMBERS = frozenset(SEATS)
+_DECK = frozenset(range(JOKER + 1))  # 52 cards and the joker
 GROUP_SIZE = 7
 LEFTOVER_CARDS = 4  # PGP-A10d: 53 - 49
 ACE = 12
@@ -136,6 +140,11 @@ def house_way(cards7: Sequence[int], way: HouseWay | str = "foxwoods") -> HandSe
     for card in cards7:
         if not 0 <= card <= JOKER:
             raise CardError(f"bad card {card!r}: cards are ints 0..52")
+    return _house_way(cards7, way)
+
+
+def _house_way(cards7: Sequence[int], way: HouseWay) -> HandSet:
+    """`house_way` on seven cards already checked (a checked round's)."""
     hand, order = _canonical(cards7)
     i, j = _memo(way, hand)
     low = (cards7[order[i]], cards7[order[j]])
@@ -206,12 +215,20 @@ def _canonical(cards: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     round the remaining suits, which can never make a second flush.
     """
     counts = [0, 0, 0, 0]
-    joker = JOKER in cards
+    joker = False
     for card in cards:
-        if card != JOKER:
+        if card == JOKER:
+            joker = True
+        else:
             counts[card & 3] += 1
-    need = 4 if joker else 5
-    flush_suit = next((s for s in range(4) if counts[s] >= need), -9)
+    most = max(counts)  # seven cards hold at most one suit that can make a flush
+    if most < (4 if joker else 5):
+        # No flush: highest card first (the joker, 52, above all), suits dealt round 0..3.
+        order = tuple(sorted(range(len(cards)), key=cards.__getitem__, reverse=True))
+        first = 1 if joker else 0
+        dealt = (cards[i] & ~3 | k % 4 for k, i in enumerate(order[first:]))
+        return (JOKER,) * first + tuple(dealt), order
+    flush_suit = counts.index(most)
     keys = [
         (13 * 8 if c == JOKER else (c >> 2) * 8 + 4 * ((c & 3) == flush_suit) + (c & 3))
         for c in cards
@@ -226,7 +243,7 @@ def _canonical(cards: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         elif (card & 3) == flush_suit:
             hand.append((card >> 2) * 4)
         else:
-            hand.append((card >> 2) * 4 + (1 + k % 3 if flush_suit >= 0 else k % 4))
+            hand.append((card >> 2) * 4 + 1 + k % 3)
             k += 1
     return tuple(hand), order
 
@@ -267,9 +284,11 @@ class _HouseWayRules:
         for rank in self.rank:
             counts[rank] = counts.get(rank, 0) + 1
         self.count = counts
-        # Groups of equal rank, largest group first, then highest rank.
-        self.groups = sorted(counts, key=lambda r: (counts[r], r), reverse=True)
-        self.shape = tuple(counts[r] for r in self.groups)
+        # Groups of equal rank, largest group first, then highest rank: (count, rank) packed in
+        # one int (ranks are below 16) sorts the same without a key function.
+        packed = sorted([n << 4 | rank for rank, n in counts.items()], reverse=True)
+        self.groups = [code & 15 for code in packed]
+        self.shape = tuple(code >> 4 for code in packed)
 
     # -- helpers: positions of cards -------------------------------------------------------
     def of_rank(self, rank: int) -> list[int]:
@@ -296,14 +315,16 @@ class _HouseWayRules:
         says to read it so as to maximise the high hand, so the best category comes first."""
         if not self._may_hold_straight_or_flush():
             return []
+        hand = self.hand
+        highs = [itemgetter(*rest)(hand) for rest in _HIGH_POSITIONS]
         found = []
-        for i, j in itertools.combinations(range(GROUP_SIZE), 2):
-            high = [c for k, c in enumerate(self.hand) if k != i and k != j]
-            high_strength = PAI_GOW_HIGH.strength(high)
-            if _HIGH_CATEGORY[high_strength] in _MADE_HANDS:
-                low_strength = PAI_GOW_LOW.strength((self.hand[i], self.hand[j]))
-                category = _HIGH_CATEGORY[high_strength]
-                found.append(_Split(category, low_strength, high_strength, i, j))
+        for (i, j), high in zip(
+            _LOW_POSITIONS, strengths_with(PAI_GOW_HIGH, (), highs), strict=True
+        ):
+            category = _HIGH_CATEGORY[high]
+            if category in _MADE_HANDS:
+                low = PAI_GOW_LOW.strength((hand[i], hand[j]))
+                found.append(_Split(category, low, high, i, j))
         found.sort(reverse=True)
         return found
 
@@ -319,8 +340,7 @@ class _HouseWayRules:
                 held |= 1 << (card >> 2)
         if max(suits) + wild >= 5:
             return True
-        need = 5 - wild
-        return any((held & window).bit_count() >= need for window in _STRAIGHT_WINDOWS)
+        return _straight_possible(held, 5 - wild)
 
     # -- the rows of the house way ---------------------------------------------------------------
     def low(self) -> tuple[int, int]:
@@ -427,6 +447,17 @@ class _Split(NamedTuple):
     j: int
 
 
+@cache  # at most 8,192 rank masks × 2
+def _straight_possible(held: int, need: int) -> bool:
+    """Whether the ranks in the mask `held` fill `need` places of some five-card straight."""
+    return any((held & window).bit_count() >= need for window in _STRAIGHT_WINDOWS)
+
+
+# The 21 splits: the low hand's two positions, and the high hand's five (both in order).
+_LOW_POSITIONS = tuple(itertools.combinations(range(GROUP_SIZE), 2))
+_HIGH_POSITIONS = tuple(
+    tuple(k for k in range(GROUP_SIZE) if k not in low) for low in _LOW_POSITIONS
+)
 # Rank masks of the ten five-card straights; the ace also plays low in A-2-3-4-5 (PGP-A3b).
 _STRAIGHT_WINDOWS = tuple(
     0b11111 << (top - 4) if top >= 4 else 0b1111 | 1 << ACE for top in range(3, 13)
@@ -484,68 +515,101 @@ def settle_pai_gow(game: PaiGowRound, profile: PaiGowProfile) -> RoundSettlement
     banker's wager) and is otherwise returned in full, so a smaller bet further on may still fit.
     """
     _check_round(game)
-    way = profile.house_way
-    dealer_hand = house_way(game.dealer_cards, way)
+    dealer_hand = _house_way(game.dealer_cards, profile.house_way)
     if game.banker_seat is None:
         return _settle_against_dealer(game, profile, dealer_hand)
     return _settle_against_player_banker(game, profile, dealer_hand)
 
 
 def _check_round(game: PaiGowRound) -> None:
-    where = f"round {game.round_id}"
     cards = list(game.dealer_cards)
     if len(cards) != GROUP_SIZE:
-        raise RoundError(f"{where}: the dealer's position holds 7 cards, got {len(cards)}")
+        raise RoundError(
+            f"round {game.round_id}: the dealer's position holds 7 cards, got {len(cards)}"
+        )
     seats: set[int] = set()
     for seat in game.seats:
-        if seat.seat not in SEATS or seat.seat in seats:
-            raise RoundError(f"{where}: seat {seat.seat} is repeated or not one of 1..6")
-        seats.add(seat.seat)
+        number, held, hand = seat.seat, seat.cards, seat.hand
+        if number not in _SEAT_NUMBERS or number in seats:
+            raise RoundError(f"round {game.round_id}: seat {number} is repeated or not one of 1..6")
+        seats.add(number)
         if seat.wager_cents <= 0:
-            raise RoundError(f"{where}: seat {seat.seat} wager must be positive")
-        if len(seat.cards) != GROUP_SIZE:
-            raise RoundError(f"{where}: seat {seat.seat} must hold 7 cards (PGP-A10a)")
-        cards += seat.cards
-        hand = seat.hand
+            raise RoundError(f"round {game.round_id}: seat {number} wager must be positive")
+        if len(held) != GROUP_SIZE:
+            raise RoundError(f"round {game.round_id}: seat {number} must hold 7 cards (PGP-A10a)")
+        cards += held
         if hand is not None:
             placed = hand.high + hand.low  # fewer than 7 is a foul by count (PGP-A15b, A15c)
+            if sorted(placed) == sorted(held):  # the usual case, quicker than the sets below
+                continue
             distinct = set(placed)
-            if len(distinct) != len(placed) or not distinct.issubset(seat.cards):
-                raise RoundError(f"{where}: seat {seat.seat} set cards it was not dealt")
-    if len(set(cards)) != len(cards) or min(cards) < 0 or max(cards) > JOKER:
-        raise RoundError(f"{where}: a card is repeated or not a card")
+            if len(distinct) != len(placed) or not distinct.issubset(held):
+                raise RoundError(f"round {game.round_id}: seat {number} set cards it was not dealt")
+    distinct = set(cards)
+    if len(distinct) != len(cards) or not distinct <= _DECK:
+        raise RoundError(f"round {game.round_id}: a card is repeated or not a card")
     if game.house_wager_cents < 0:
-        raise RoundError(f"{where}: negative house wager")
+        raise RoundError(f"round {game.round_id}: negative house wager")
     if game.banker_seat is None:
         if game.house_wager_cents:
-            raise RoundError(f"{where}: a house wager needs a player-banker")
+            raise RoundError(f"round {game.round_id}: a house wager needs a player-banker")
     elif game.banker_seat not in seats:
-        raise RoundError(f"{where}: banker seat {game.banker_seat} has no bet")
+        raise RoundError(f"round {game.round_id}: banker seat {game.banker_seat} has no bet")
 
 
 def _judge(seat: PaiGowSeat, banker_high: int, banker_low: int) -> tuple[Outcome, tuple[str, ...]]:
-    """A seat's hands against the banker's (PGP-A14, A15, A16; DEF-PGP4).
+    """One seat's hands against the banker's: its outcome and the rules that decided it."""
+    return _verdicts([seat], banker_high, banker_low)[0]
+
+
+def _verdicts(
+    seats: Sequence[PaiGowSeat], banker_high: int, banker_low: int
+) -> list[tuple[Outcome, tuple[str, ...]]]:
+    """Each seat's hands against the banker's (PGP-A14, A15, A16; DEF-PGP4), in order.
 
     High against high, low against low; copies go to the banker (A14b). A foul, a surrender or
-    no hands set loses before any comparison."""
-    hand = seat.hand
-    if seat.surrendered:
-        return Outcome.SURRENDER, ("PGP-A16a", "PGP-A17a")
-    if hand is None:
-        return Outcome.SURRENDER, ("PGP-A16a", "DEF-PGP4", "PGP-A17a")
-    if len(hand.low) != 2 or len(hand.high) != 5:
-        return Outcome.FOUL, (*foul_rules(hand), "PGP-A17a")
-    high = PAI_GOW_HIGH.strength(hand.high)
-    low = PAI_GOW_LOW.strength(hand.low)
-    if _low_outranks_high(low, high):
-        return Outcome.FOUL, ("PGP-A15a", "PGP-A17a")
-    won = (high > banker_high) + (low > banker_low)
-    copy = ("PGP-A14b",) if high == banker_high or low == banker_low else ()
-    if won == 2:
-        return Outcome.WIN, ("PGP-A14a", *copy, "PGP-A16c", "PGP-A17c", "DEF-M2")
-    if won == 1:
-        return Outcome.PUSH, ("PGP-A14a", *copy, "PGP-A16b", "PGP-A17b")
-    return Outcome.LOSE, ("PGP-A14a", *copy, "PGP-A16a", "PGP-A17a")
+    no hands set loses before any comparison. The hands compared are ranked in one batch."""
+    verdicts: list[tuple[Outcome, tuple[str, ...]] | None] = []
+    compared: list[int] = []  # where the verdicts of the hands ranked below go
+    highs: list[tuple[int, ...]] = []
+    lows: list[tuple[int, ...]] = []
+    for seat in seats:
+        hand = seat.hand
+        if seat.surrendered:
+            verdicts.append(_SURRENDERED)
+        elif hand is None:
+            verdicts.append(_NOT_SET)
+        elif len(hand.low) != 2 or len(hand.high) != 5:
+            verdicts.append((Outcome.FOUL, (*foul_rules(hand), "PGP-A17a")))
+        else:
+            compared.append(len(verdicts))
+            verdicts.append(None)
+            highs.append(hand.high)
+            lows.append(hand.low)
+    high_strengths = strengths_with(PAI_GOW_HIGH, (), highs)
+    low_strengths = strengths_with(PAI_GOW_LOW, (), lows)
+    for index, high, low in zip(compared, high_strengths, low_strengths, strict=True):
+        if _HIGH_CATEGORY[high] <= Category.PAIR and _low_outranks_high(low, high):
+            verdicts[index] = _FOULED
+        else:  # hands won (two win, one pushes, none loses), then whether either is a copy
+            won = (high > banker_high) + (low > banker_low)
+            verdicts[index] = _VERDICTS[2 * won + (high == banker_high or low == banker_low)]
+    return verdicts  # type: ignore[return-value]  # every None was replaced
+
+
+_SURRENDERED = (Outcome.SURRENDER, ("PGP-A16a", "PGP-A17a"))
+_NOT_SET = (Outcome.SURRENDER, ("PGP-A16a", "DEF-PGP4", "PGP-A17a"))
+_FOULED = (Outcome.FOUL, ("PGP-A15a", "PGP-A17a"))
+# Indexed by 2 × hands won + (a copy in either hand).
+_VERDICTS = tuple(
+    (outcome, ("PGP-A14a", *(("PGP-A14b",) if copy else ()), *rules))
+    for outcome, rules in (
+        (Outcome.LOSE, ("PGP-A16a", "PGP-A17a")),
+        (Outcome.PUSH, ("PGP-A16b", "PGP-A17b")),
+        (Outcome.WIN, ("PGP-A16c", "PGP-A17c", "DEF-M2")),
+    )
+    for copy in (False, True)
+)
 
 
 def _settle_against_dealer(
@@ -553,36 +617,31 @@ def _settle_against_dealer(
 ) -> RoundSettlement:
     banker_high = PAI_GOW_HIGH.strength(dealer.high)
     banker_low = PAI_GOW_LOW.strength(dealer.low)
+    rate, unit = profile.commission_rate_bp, profile.commission_unit_cents
+    line = line_builder(game.round_id, profile.name, profile.version)
     lines = []
-    for seat in game.seats:
+    for seat, (outcome, rules) in zip(
+        game.seats, _verdicts(game.seats, banker_high, banker_low), strict=True
+    ):
         wager = seat.wager_cents
-        outcome, rules = _judge(seat, banker_high, banker_low)
         payout = commission = 0
         if outcome is Outcome.WIN:
-            payout = wager
-            commission = commission_cents(
-                wager, profile.commission_rate_bp, profile.commission_unit_cents
-            )
-            net = payout - commission
+            payout, commission = wager, commission_cents(wager, rate, unit)
+            net = wager - commission
         else:
             net = 0 if outcome is Outcome.PUSH else -wager
+        rules = _DEALER_BANKS.get(rules) or ("PGP-A13c", *rules)
         lines.append(
-            settlement_line(
-                game.round_id,
-                seat.seat,
-                Spot.MAIN,
-                wager,
-                outcome,
-                payout,
-                commission,
-                net,
-                -net,
-                profile.name,
-                profile.version,
-                ("PGP-A13c", *rules),
-            )
+            line(seat.seat, Spot.MAIN, wager, outcome, payout, commission, net, -net, rules)
         )
     return RoundSettlement(round_id=game.round_id, settlements=tuple(lines))
+
+
+# A verdict's rules when the dealer banks: the dealer's hands were set by the house way (the
+# rare foul by card count, whose rules vary, is prefixed where it happens).
+_DEALER_BANKS = {
+    rules: ("PGP-A13c", *rules) for _, rules in (_SURRENDERED, _NOT_SET, _FOULED, *_VERDICTS)
+}
 
 
 def _settle_against_player_banker(
@@ -621,7 +680,8 @@ def _settle_against_player_banker(
     cover = banker.wager_cents
     banker_gross = banker_commission = 0
     lines: list[Settlement] = []
-    for seat, bettor in entries:
+    verdicts = _verdicts([seat for seat, _ in entries], banker_high, banker_low)
+    for (seat, bettor), verdict in zip(entries, verdicts, strict=True):
         wager = seat.wager_cents
         payout = commission = net = 0
         rules: tuple[str, ...]
@@ -629,7 +689,7 @@ def _settle_against_player_banker(
             outcome, rules = Outcome.RETURNED, ("DEF-PGP2",)
         else:
             cover -= wager
-            outcome, rules = _judge(seat, banker_high, banker_low)
+            outcome, rules = verdict
             rules = (*rules, "DEF-PGP2")
             if outcome is Outcome.WIN:
                 payout = wager

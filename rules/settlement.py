@@ -22,17 +22,23 @@ Money is conserved: for every round, `sum(house_result) == -sum(net of non-house
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from functools import partial
+from typing import Any, Protocol, cast
 
 import numpy as np
 
 from rules.rankings import Category, RankingSystem
-from rules.rankings.tables import family_tables
-
-_set_attribute = object.__setattr__
-_new_object = object.__new__
+from rules.rankings.tables import (
+    CARD_BITS,
+    CARD_KEYS,
+    SUIT_BITS,
+    SUIT_MASK,
+    family_tables,
+    size_tables,
+)
 
 
 def category_table(system: RankingSystem) -> tuple[Category, ...]:
@@ -41,11 +47,51 @@ def category_table(system: RankingSystem) -> tuple[Category, ...]:
     return tuple(Category(int(c)) for c in system.categories_batch(np.arange(size)))
 
 
-def showdown(player: int, dealer: int) -> Outcome:
-    """A player's hand strength against the dealer's: the higher wins, equal hands push."""
-    if player > dealer:
-        return Outcome.WIN
-    return Outcome.PUSH if player == dealer else Outcome.LOSE
+# Per card (the joker is 52): its rank key above the suit-count field, and its bit, as plain ints.
+_CARD_KEYS: list[int] = CARD_KEYS.tolist()
+_CARD_BITS: list[int] = CARD_BITS.tolist()
+
+
+def strengths_with(
+    system: RankingSystem, shared: Sequence[int], hands: Sequence[Sequence[int]]
+) -> list[int]:
+    """`system.strength((*hand, *shared))` of each hand (all of one size), the shared cards (a
+    board, a flop, or none) summed once: the settling loops' fast path.
+
+    Only for cards already checked (`_check_round`): valid for the system and distinct, which
+    `strength` verifies on every call and this does not.
+
+    >>> from rules.cards import parse_cards
+    >>> from rules.rankings import HOLDEM
+    >>> board = parse_cards("Ah Kh Qh 7c 2d")
+    >>> hands = [parse_cards("Jh Th"), parse_cards("7d 7s")]
+    >>> strengths_with(HOLDEM, board, hands) == [HOLDEM.strength((*h, *board)) for h in hands]
+    True
+    """
+    if not hands:
+        return []
+    tables = size_tables(system.family, len(shared) + len(hands[0]))
+    ranks, flush_suit, flush = tables.rank_view, tables.flush_suit_list, tables.flush_list
+    keys = _CARD_KEYS
+    shared_total = 0
+    for card in shared:
+        shared_total += keys[card]
+    found = []
+    for hand in hands:
+        total = shared_total
+        for card in hand:
+            total += keys[card]
+        value: int = ranks[total >> SUIT_BITS]
+        suit = flush_suit[total & SUIT_MASK]
+        if suit >= 0:  # a flush is possible (rarely): the same lookup as `strength`
+            bits = 0
+            for card in (*shared, *hand):
+                bits |= _CARD_BITS[card]
+            suited = flush[(bits >> 13 * suit) & 0x1FFF | (bits >> 52) << 13]
+            if suited > value:
+                value = suited
+        found.append(value)
+    return found
 
 
 class RoundError(ValueError):
@@ -93,7 +139,7 @@ class Decision(StrEnum):
     SURRENDER = "surrender"
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Settlement:
     round_id: str
     seat: int
@@ -135,47 +181,82 @@ class Settlement:
         }
 
 
-def settlement_line(
-    round_id: str,
-    seat: int,
-    spot: Spot,
-    wager_cents: int,
-    outcome: Outcome,
-    payout_cents: int,
-    commission_cents: int,
-    net_cents: int,
-    house_result_cents: int,
-    profile: str,
-    profile_version: int,
-    rule_ids: tuple[str, ...],
-    capped_cents: int = 0,
-    bettor: Bettor = Bettor.PLAYER,
-) -> Settlement:
-    """The settling loops' positional fast path: the same frozen object as `Settlement(...)`,
-    built with one `__dict__` assignment instead of fourteen `object.__setattr__` calls (4×
-    faster; a Tripóker or Hold'em round settles ~20 lines)."""
-    line = _new_object(Settlement)
-    _set_attribute(
-        line,
-        "__dict__",
-        {
-            "round_id": round_id,
-            "seat": seat,
-            "spot": spot,
-            "wager_cents": wager_cents,
-            "outcome": outcome,
-            "payout_cents": payout_cents,
-            "commission_cents": commission_cents,
-            "net_cents": net_cents,
-            "house_result_cents": house_result_cents,
-            "profile": profile,
-            "profile_version": profile_version,
-            "rule_ids": rule_ids,
-            "capped_cents": capped_cents,
-            "bettor": bettor,
-        },
-    )
-    return line
+class LineBuilder(Protocol):
+    """Makes the `Settlement`s of one round, its round and profile already given."""
+
+    def __call__(
+        self,
+        seat: int,
+        spot: Spot,
+        wager_cents: int,
+        outcome: Outcome,
+        payout_cents: int,
+        commission_cents: int,
+        net_cents: int,
+        house_result_cents: int,
+        rule_ids: tuple[str, ...],
+        capped_cents: int = 0,
+        bettor: Bettor = Bettor.PLAYER,
+    ) -> Settlement: ...
+
+
+def line_builder(round_id: str, profile: str, profile_version: int) -> LineBuilder:
+    """The settling loops' fast path to `Settlement`s, positional, for one round (a Tripóker or
+    Hold'em round settles ~19 lines): the same frozen objects as `Settlement(...)`, 2.5× faster.
+
+    >>> line = line_builder("r1", "tripoker/pe-2005", 1)
+    >>> line(3, Spot.ANTE, 1_000, Outcome.FOLD, 0, 0, -1_000, 1_000, ("TCP-A11a",)).net_cents
+    -1000
+    """
+    # The twin's `__init__` turns it into a `Settlement`, which its type cannot say.
+    return cast(LineBuilder, partial(_SettlementLine, round_id, profile, profile_version))
+
+
+class _SettlementLine:
+    """A mutable twin of `Settlement`, with the same slots: it fills them with plain attribute
+    stores, then becomes a `Settlement`, which CPython allows because the two layouts are
+    identical (a field added to one and not the other fails the change at once).
+    The frozen `__init__` is slower: each of its fields is an `object.__setattr__` call.
+    """
+
+    __slots__ = (
+        "bettor", "capped_cents", "commission_cents", "house_result_cents", "net_cents", "outcome",
+        "payout_cents", "profile", "profile_version", "round_id", "rule_ids", "seat", "spot",
+        "wager_cents",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        round_id: str,
+        profile: str,
+        profile_version: int,
+        seat: int,
+        spot: Spot,
+        wager_cents: int,
+        outcome: Outcome,
+        payout_cents: int,
+        commission_cents: int,
+        net_cents: int,
+        house_result_cents: int,
+        rule_ids: tuple[str, ...],
+        capped_cents: int = 0,
+        bettor: Bettor = Bettor.PLAYER,
+    ) -> None:
+        self.round_id = round_id
+        self.seat = seat
+        self.spot = spot
+        self.wager_cents = wager_cents
+        self.outcome = outcome
+        self.payout_cents = payout_cents
+        self.commission_cents = commission_cents
+        self.net_cents = net_cents
+        self.house_result_cents = house_result_cents
+        self.profile = profile
+        self.profile_version = profile_version
+        self.rule_ids = rule_ids
+        self.capped_cents = capped_cents
+        self.bettor = bettor
+        self.__class__ = Settlement  # type: ignore[assignment]
 
 
 class LedgerKind(StrEnum):

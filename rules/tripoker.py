@@ -20,8 +20,8 @@ from rules.settlement import (
     Settlement,
     Spot,
     category_table,
-    settlement_line,
-    showdown,
+    line_builder,
+    strengths_with,
 )
 
 SEATS = tuple(range(1, 8))  # TCP: seven betting zones
@@ -74,55 +74,64 @@ def settle_tripoker(game: TripokerRound, profile: TripokerProfile) -> RoundSettl
     `pair_plus`.
     """
     _check_round(game)
-    name, version, round_id = profile.name, profile.version, game.round_id
-    dealer = TRIPOKER.strength(game.dealer_cards)
+    seats = game.seats
+    dealer, *strengths = strengths_with(
+        TRIPOKER, (), [game.dealer_cards, *(seat.cards for seat in seats)]
+    )
     qualifies = dealer >= qualifier_strength(profile.dealer_qualifier)
+    multiple, forfeits = profile.play_multiple, profile.fold_forfeits_pair_plus
+    bonus_pays, pair_plus_pays = profile.ante_bonus.values, profile.pair_plus.values
+    line = line_builder(game.round_id, profile.name, profile.version)
     lines: list[Settlement] = []
-
-    def line(
-        seat: int, spot: Spot, wager: int, outcome: Outcome, pays: int, rules: tuple[str, ...]
-    ) -> None:
-        net = pays if outcome is Outcome.WIN else 0 if outcome is Outcome.PUSH else -wager
-        payout = pays if outcome is Outcome.WIN else 0
-        lines.append(
-            settlement_line(
-                round_id, seat, spot, wager, outcome, payout, 0, net, -net, name, version, rules
-            )
-        )
-
-    for seat in game.seats:
-        strength = TRIPOKER.strength(seat.cards)
-        category = _CATEGORY[strength]
-        ante = seat.ante_cents
-        folded = seat.decision is Decision.FOLD
-        if ante:
-            if folded:
-                line(seat.seat, Spot.ANTE, ante, Outcome.FOLD, 0, ("TCP-A11a",))
-            else:
-                play = ante * profile.play_multiple
-                if not qualifies:
-                    line(seat.seat, Spot.ANTE, ante, Outcome.WIN, ante, ("DEF-TCP1", "DEF-TCP3"))
-                    line(seat.seat, Spot.PLAY, play, Outcome.PUSH, 0, ("DEF-TCP1", "DEF-TCP3"))
-                else:
-                    outcome = showdown(strength, dealer)
-                    rules: tuple[str, ...] = ("TCP-A11c", "DEF-TCP1", "DEF-TCP3")
-                    line(seat.seat, Spot.ANTE, ante, outcome, ante, rules)
-                    line(seat.seat, Spot.PLAY, play, outcome, play, ("DEF-TCP2", *rules))
-                bonus = profile.ante_bonus.get(category)
-                if bonus is not None:
-                    line(seat.seat, Spot.ANTE_BONUS, 0, Outcome.WIN, ante * bonus, ("DEF-TCP4",))
+    add = lines.append
+    for seat, strength in zip(seats, strengths, strict=True):
+        number, ante, category = seat.seat, seat.ante_cents, _CATEGORY_VALUE[strength]
+        folded = seat.decision is _FOLD
+        if ante and folded:
+            add(line(number, _ANTE, ante, _FOLDED, 0, 0, -ante, ante, _FOLD_RULES))
+        elif ante:
+            play = ante * multiple
+            if not qualifies:  # the ante wins 1:1, the play pushes
+                add(line(number, _ANTE, ante, _WIN, ante, 0, ante, -ante, _NOT_QUALIFIED))
+                add(line(number, _PLAY, play, _PUSH, 0, 0, 0, 0, _NOT_QUALIFIED))
+            else:  # the higher hand wins ante and play 1:1; equal hands push
+                sign = (strength > dealer) - (strength < dealer)  # the player's gain per unit
+                outcome, won = _OUTCOME_OF_SIGN[sign], sign > 0
+                net = sign * ante
+                add(line(number, _ANTE, ante, outcome, won * ante, 0, net, -net, _SHOWDOWN_ANTE))
+                net = sign * play
+                add(line(number, _PLAY, play, outcome, won * play, 0, net, -net, _SHOWDOWN_PLAY))
+            bonus = bonus_pays[category]
+            if bonus is not None:
+                paid = ante * bonus
+                add(line(number, _ANTE_BONUS, 0, _WIN, paid, 0, paid, -paid, _BONUS))
         wager = seat.pair_plus_cents
         if wager:
-            if folded and profile.fold_forfeits_pair_plus:
-                line(seat.seat, Spot.PAIR_PLUS, wager, Outcome.FOLD, 0, ("TCP-A11b",))
+            pays = pair_plus_pays[category]
+            if folded and forfeits:
+                outcome, paid, rules = _FOLDED, 0, _FORFEIT
             else:
-                pays = profile.pair_plus.get(category)
-                rules = ("DEF-TCP5",) if not folded else ("DEF-TCP5", "DEF-TCP6")
-                if pays is None:
-                    line(seat.seat, Spot.PAIR_PLUS, wager, Outcome.LOSE, 0, rules)
-                else:
-                    line(seat.seat, Spot.PAIR_PLUS, wager, Outcome.WIN, wager * pays, rules)
-    return RoundSettlement(round_id=round_id, settlements=tuple(lines))
+                outcome, paid = (_LOSE, 0) if pays is None else (_WIN, wager * pays)
+                rules = _PAIR_PLUS_FOLDED if folded else _PAIR_PLUS
+            net = paid if outcome is _WIN else -wager
+            add(line(number, _PAIR_PLUS_SPOT, wager, outcome, paid, 0, net, -net, rules))
+    return RoundSettlement(round_id=game.round_id, settlements=tuple(lines))
+
+
+_CATEGORY_VALUE = tuple(int(category) for category in _CATEGORY)  # plain ints index faster
+# Module constants: the loop reads them without an attribute lookup on the enum class.
+_ANTE, _PLAY, _ANTE_BONUS, _PAIR_PLUS_SPOT = Spot.ANTE, Spot.PLAY, Spot.ANTE_BONUS, Spot.PAIR_PLUS
+_WIN, _LOSE, _PUSH, _FOLDED = Outcome.WIN, Outcome.LOSE, Outcome.PUSH, Outcome.FOLD
+_FOLD = Decision.FOLD
+_OUTCOME_OF_SIGN = {1: _WIN, 0: _PUSH, -1: _LOSE}
+_FOLD_RULES = ("TCP-A11a",)
+_NOT_QUALIFIED = ("DEF-TCP1", "DEF-TCP3")
+_SHOWDOWN_ANTE = ("TCP-A11c", "DEF-TCP1", "DEF-TCP3")
+_SHOWDOWN_PLAY = ("DEF-TCP2", *_SHOWDOWN_ANTE)
+_BONUS = ("DEF-TCP4",)
+_FORFEIT: tuple[str, ...] = ("TCP-A11b",)
+_PAIR_PLUS = ("DEF-TCP5",)
+_PAIR_PLUS_FOLDED = ("DEF-TCP5", "DEF-TCP6")
 
 
 def _check_round(game: TripokerRound) -> None:

@@ -9,14 +9,15 @@ from typing import Any
 
 from events import Game
 from producers.simulator.faults import Fault
-from producers.simulator.stream import Pending
+from producers.simulator.stream import Pending, new_pending
 from producers.simulator.table import CARD_TEXT, TableSim
 from rules.holdem import HoldemRound, HoldemSeat, settle_holdem
 from rules.profile import HoldemProfile, load_profile
 from rules.rankings import HOLDEM, Category
-from rules.settlement import Decision
+from rules.settlement import Decision, category_table, strengths_with
 
 QUEEN = 10  # rank index of the queen (2 = 0 .. A = 12)
+_CATEGORY = category_table(HOLDEM)
 
 
 class HoldemTable(TableSim):
@@ -104,24 +105,18 @@ class HoldemTable(TableSim):
         events.append(self._community("flop", flop))
 
         decisions: dict[int, Decision] = {}
-        for seat in seats:
-            made = HOLDEM.category_of_strength(HOLDEM.strength((*holes[seat], *flop)))
-            calls = made >= Category.PAIR or max(holes[seat]) >> 2 >= QUEEN
+        made = strengths_with(HOLDEM, flop, [holes[seat] for seat in seats])
+        for seat, strength in zip(seats, made, strict=True):
+            calls = _CATEGORY[strength] >= Category.PAIR or max(holes[seat]) >> 2 >= QUEEN
             if rng.random() < 0.03:
                 calls = not calls
             decisions[seat] = Decision.CALL if calls else Decision.FOLD
-            events.append(
-                Pending(
-                    "player_decided",
-                    self.console,
-                    {
-                        "seat": seat,
-                        "decision": "call" if calls else "fold",
-                        "amount_cents": antes[seat] * self.profile.call_multiple if calls else 0,
-                    },
-                    seat=seat,
-                )
-            )
+            payload = {
+                "seat": seat,
+                "decision": "call" if calls else "fold",
+                "amount_cents": antes[seat] * self.profile.call_multiple if calls else 0,
+            }
+            events.append(new_pending(Pending, ("player_decided", self.console, payload, (), seat)))
         called = Decision.CALL in decisions.values()
         if called:  # with every seat folded the hand is over at the flop
             events.append(self._community("turn", [turn]))
@@ -158,12 +153,8 @@ class HoldemTable(TableSim):
         return pre, events
 
     def _bet(self, seat: int, spot: str, amount: int, ref: str) -> Pending:
-        return Pending(
-            "bet_placed",
-            self.console,
-            {"seat": seat, "spot": spot, "amount_cents": amount, "player_ref": ref},
-            seat=seat,
-        )
+        payload = {"seat": seat, "spot": spot, "amount_cents": amount, "player_ref": ref}
+        return new_pending(Pending, ("bet_placed", self.console, payload, (), seat))
 
     def _dealt(
         self,
@@ -173,20 +164,15 @@ class HoldemTable(TableSim):
         order: list[int],
         faults: tuple[Fault, ...] = (),
     ) -> Pending:
-        return Pending(
-            "cards_dealt",
-            self.shoe,
-            {
-                "recipient": recipient,
-                "seat": seat,
-                "group": None,
-                "cards": [CARD_TEXT[c] for c in cards],
-                "face_up": False,
-                "deal_order": order,
-            },
-            faults,
-            seat,
-        )
+        payload = {
+            "recipient": recipient,
+            "seat": seat,
+            "group": None,
+            "cards": [CARD_TEXT[c] for c in cards],
+            "face_up": False,
+            "deal_order": order,
+        }
+        return new_pending(Pending, ("cards_dealt", self.shoe, payload, faults, seat))
 
     def _community(self, street: str, cards: list[int]) -> Pending:
         return Pending(

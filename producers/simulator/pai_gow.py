@@ -11,7 +11,7 @@ from typing import Any
 
 from events import Game
 from producers.simulator.faults import FAULTS, Fault
-from producers.simulator.stream import Pending
+from producers.simulator.stream import Pending, new_pending
 from producers.simulator.table import CARD_TEXT, TableSim
 from rules.cards import JOKER
 from rules.pai_gow import (
@@ -31,6 +31,13 @@ from rules.profile import PaiGowProfile, load_profile
 SERPENTINE = serpentine_deal_order()
 # The wrong-order fault: each group dealt whole before the next (not PGP-A10f).
 GROUP_BY_GROUP = tuple((group, card) for group in range(1, 8) for card in range(1, 8))
+# Deal order -> for each group (index 0 unused), the places in the pack its cards come from.
+_DEALT = {
+    order: tuple(
+        tuple(k for k, (to, _) in enumerate(order) if to == group) for group in range(POSITIONS + 1)
+    )
+    for order in (SERPENTINE, GROUP_BY_GROUP)
+}
 FAIR_DIE = (1, 1, 1, 1, 1, 1)
 BIASED_DIE = (3, 3, 3, 3, 3, 5)  # a six 5/20 = 1/4 of the time, each other face 3/20
 
@@ -114,11 +121,9 @@ class PaiGowTable(TableSim):
         pack = self.np_rng.permutation(53).tolist()
         serpentine_fault = self.chance(Fault.SERPENTINE)
         order = GROUP_BY_GROUP if serpentine_fault else SERPENTINE
-        groups: list[list[int]] = [[] for _ in range(POSITIONS + 1)]
-        deal_orders: list[list[int]] = [[] for _ in range(POSITIONS + 1)]
-        for k, (group, _) in enumerate(order):
-            groups[group].append(pack[k])
-            deal_orders[group].append(k + 1)
+        dealt = _DEALT[order]  # for each group (1..7), the places in the pack of its cards
+        groups = [[pack[k] for k in places] for places in dealt]
+        deal_orders = [[k + 1 for k in places] for places in dealt]
         leftover, leftover_orders = pack[49:], [50, 51, 52, 53]
 
         # The dice, thrown now but shown after bets close (PGP-A9c, A11).
@@ -151,21 +156,16 @@ class PaiGowTable(TableSim):
             leftover[-1] = rng.choice(copied)
 
         for group in range(1, POSITIONS + 1):
-            events.append(
-                Pending(
-                    "cards_dealt",
-                    self.shoe,
-                    {
-                        "recipient": "group",
-                        "seat": None,
-                        "group": group,
-                        "cards": _text(groups[group]),
-                        "face_up": False,
-                        "deal_order": deal_orders[group],
-                    },
-                    self._group_faults(group, serpentine_fault, short_group),
-                )
-            )
+            payload = {
+                "recipient": "group",
+                "seat": None,
+                "group": group,
+                "cards": _text(groups[group]),
+                "face_up": False,
+                "deal_order": deal_orders[group],
+            }
+            faults = self._group_faults(group, serpentine_fault, short_group)
+            events.append(new_pending(Pending, ("cards_dealt", self.shoe, payload, faults, None)))
         discard_faults = ((Fault.LEFTOVER_CARDS,) if short_group else ()) + (
             (Fault.DUPLICATE_CARD,) if duplicate else ()
         )
@@ -243,24 +243,16 @@ class PaiGowTable(TableSim):
     # ---- pieces -------------------------------------------------------------------------------
 
     def _bet(self, seat: int, amount: int, ref: str, fault: Fault | None = None) -> Pending:
-        return Pending(
-            "bet_placed",
-            self.console,
-            {"seat": seat, "spot": "main", "amount_cents": amount, "player_ref": ref},
-            (fault,) if fault else (),
-            seat,
+        payload = {"seat": seat, "spot": "main", "amount_cents": amount, "player_ref": ref}
+        return new_pending(
+            Pending, ("bet_placed", self.console, payload, (fault,) if fault else (), seat)
         )
 
     def _hand_set(
         self, seat: int, hand: HandSet, faults: tuple[Fault | tuple[Fault, str], ...] = ()
     ) -> Pending:
-        return Pending(
-            "hand_set",
-            self.console,
-            {"seat": seat, "high": _text(hand.high), "low": _text(hand.low)},
-            faults,
-            seat,
-        )
+        payload = {"seat": seat, "high": _text(hand.high), "low": _text(hand.low)}
+        return new_pending(Pending, ("hand_set", self.console, payload, faults, seat))
 
     @staticmethod
     def _group_faults(

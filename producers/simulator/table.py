@@ -13,13 +13,15 @@ import numpy as np
 
 from events import Game
 from producers.simulator.faults import Fault, FaultRecord
-from producers.simulator.stream import Message, Pending, TableStream
+from producers.simulator.stream import Message, Pending, TableStream, new_pending
 from rules.cards import card_str
-from rules.settlement import Outcome, Settlement
+from rules.settlement import Outcome, Settlement, Spot
 
 CARD_TEXT = tuple(card_str(c) for c in range(53))
 DENOMINATIONS = (50_000, 10_000, 2_500, 500, 100, 50, 10, 1)  # chips and coins, céntimos
 MINUTE_MS = 60_000
+_PAYMENT_FAULTS = (Fault.OVERPAYMENT, Fault.UNDERPAYMENT, Fault.COMMISSION_NOT_TAKEN)
+_SPOT_TEXT = {spot: spot.value for spot in Spot}
 
 
 @dataclass(kw_only=True)
@@ -71,6 +73,7 @@ class TableSim:
         self.rng = random.Random(f"{seed}/{self.table_id}")
         self.np_rng = np.random.default_rng(self.rng.getrandbits(64))
         self.rates = rates
+        self.payment_faults_on = any(rates.get(fault, 0.0) > 0.0 for fault in _PAYMENT_FAULTS)
         self.stream = TableStream(
             casino_id=casino_id,
             table_id=self.table_id,
@@ -184,21 +187,24 @@ class TableSim:
         """payout_recorded per settled line; each payment fault drawn goes to a different winning
         bet on `payment_spot`. The chip tray follows what was actually paid. No payment fault
         where the events cannot be settled (`payment_faults=False`): it could not be checked."""
-        wins = [i for i, ln in enumerate(lines) if ln.outcome is Outcome.WIN and ln.payout_cents]
-        if not payment_faults:
-            wins = []
-        wins = [i for i in wins if lines[i].spot.value == payment_spot]
         faulty: dict[int, Fault] = {}
-        for fault in (Fault.OVERPAYMENT, Fault.UNDERPAYMENT, Fault.COMMISSION_NOT_TAKEN):
-            if wins and self.chance(fault):
-                if fault is Fault.COMMISSION_NOT_TAKEN:
-                    candidates = [i for i in wins if lines[i].commission_cents > 0]
-                else:
-                    candidates = [i for i in wins if lines[i].payout_cents > 1]
-                candidates = [i for i in candidates if i not in faulty]
-                if candidates:
-                    faulty[self.rng.choice(candidates)] = fault
+        if payment_faults and self.payment_faults_on:
+            wins = [
+                i
+                for i, ln in enumerate(lines)
+                if ln.outcome is Outcome.WIN and ln.payout_cents and ln.spot == payment_spot
+            ]
+            for fault in _PAYMENT_FAULTS:
+                if wins and self.chance(fault):
+                    if fault is Fault.COMMISSION_NOT_TAKEN:
+                        candidates = [i for i in wins if lines[i].commission_cents > 0]
+                    else:
+                        candidates = [i for i in wins if lines[i].payout_cents > 1]
+                    candidates = [i for i in candidates if i not in faulty]
+                    if candidates:
+                        faulty[self.rng.choice(candidates)] = fault
         events = []
+        console = self.console
         for index, line in enumerate(lines):
             collected, paid, commission = recorded_payout(line)
             mistake = faulty.get(index)
@@ -209,21 +215,16 @@ class TableSim:
             elif mistake is Fault.COMMISSION_NOT_TAKEN:
                 commission = 0
             self.tray_cents += collected + commission - paid
-            events.append(
-                Pending(
-                    "payout_recorded",
-                    self.console,
-                    {
-                        "seat": line.seat,
-                        "spot": line.spot.value,
-                        "collected_cents": collected,
-                        "paid_cents": paid,
-                        "commission_cents": commission,
-                    },
-                    (mistake,) if mistake else (),
-                    line.seat,
-                )
-            )
+            seat = line.seat
+            payload = {
+                "seat": seat,
+                "spot": _SPOT_TEXT[line.spot],  # JSON writes an enum through a slow property
+                "collected_cents": collected,
+                "paid_cents": paid,
+                "commission_cents": commission,
+            }
+            faults = (mistake,) if mistake else ()
+            events.append(new_pending(Pending, ("payout_recorded", console, payload, faults, seat)))
         return events
 
     # ---- the table's life ---------------------------------------------------------------------

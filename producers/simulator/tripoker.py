@@ -9,7 +9,7 @@ from typing import Any
 
 from events import Game
 from producers.simulator.faults import Fault
-from producers.simulator.stream import Pending
+from producers.simulator.stream import Pending, new_pending
 from producers.simulator.table import CARD_TEXT, TableSim
 from rules.profile import TripokerProfile, load_profile
 from rules.settlement import Decision
@@ -81,19 +81,22 @@ class TripokerTable(TableSim):
                 # shows a card twice (the payouts follow the cards actually on the table).
                 cards[rng.randrange(3)] = hands[seats[0]][rng.randrange(3)]
             events.append(
-                Pending(
-                    "cards_dealt",
-                    self.shoe,
-                    {
-                        "recipient": "seat",
-                        "seat": seat,
-                        "group": None,
-                        "cards": [CARD_TEXT[c] for c in cards],
-                        "face_up": False,
-                        "deal_order": [i + 1, n + i + 1, 2 * n + i + 1],
-                    },
-                    (Fault.DUPLICATE_CARD,) if seat == dup_seat else (),
-                    seat,
+                new_pending(
+                    Pending,
+                    (
+                        "cards_dealt",
+                        self.shoe,
+                        {
+                            "recipient": "seat",
+                            "seat": seat,
+                            "group": None,
+                            "cards": [CARD_TEXT[c] for c in cards],
+                            "face_up": False,
+                            "deal_order": [i + 1, n + i + 1, 2 * n + i + 1],
+                        },
+                        (Fault.DUPLICATE_CARD,) if seat == dup_seat else (),
+                        seat,
+                    ),
                 )
             )
         events += self._dealer_cards(dealer, n)
@@ -107,18 +110,12 @@ class TripokerTable(TableSim):
             if rng.random() < 0.04:
                 plays = not plays
             decisions[seat] = Decision.PLAY if plays else Decision.FOLD
-            events.append(
-                Pending(
-                    "player_decided",
-                    self.console,
-                    {
-                        "seat": seat,
-                        "decision": "play" if plays else "fold",
-                        "amount_cents": antes[seat] * self.profile.play_multiple if plays else 0,
-                    },
-                    seat=seat,
-                )
-            )
+            payload = {
+                "seat": seat,
+                "decision": "play" if plays else "fold",
+                "amount_cents": antes[seat] * self.profile.play_multiple if plays else 0,
+            }
+            events.append(new_pending(Pending, ("player_decided", self.console, payload, (), seat)))
         events.append(  # TCP-A11c
             Pending("dealer_revealed", self.shoe, {"cards": [CARD_TEXT[c] for c in dealer]})
         )
@@ -145,12 +142,8 @@ class TripokerTable(TableSim):
         return pre, events
 
     def _bet(self, seat: int, spot: str, amount: int, ref: str) -> Pending:
-        return Pending(
-            "bet_placed",
-            self.console,
-            {"seat": seat, "spot": spot, "amount_cents": amount, "player_ref": ref},
-            seat=seat,
-        )
+        payload = {"seat": seat, "spot": spot, "amount_cents": amount, "player_ref": ref}
+        return new_pending(Pending, ("bet_placed", self.console, payload, (), seat))
 
     def _dealer_cards(self, dealer: list[int], n: int) -> list[Pending]:
         """The dealer's cards: those the profile exposes face up (TCP-A10b), the rest down."""

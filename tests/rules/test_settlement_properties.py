@@ -22,6 +22,9 @@ import rules.tripoker
 from rules.holdem import HoldemRound, HoldemSeat, settle_holdem
 from rules.pai_gow import SEATS, HandSet, PaiGowRound, PaiGowSeat, house_way, settle_pai_gow
 from rules.profile import HoldemProfile, PaiGowProfile, TripokerProfile, load_profile
+from rules.rankings import HOLDEM as HOLDEM_SYSTEM
+from rules.rankings import PAI_GOW_HIGH, PAI_GOW_LOW
+from rules.rankings import TRIPOKER as TRIPOKER_SYSTEM
 from rules.settlement import (
     Bettor,
     Decision,
@@ -30,7 +33,8 @@ from rules.settlement import (
     RoundSettlement,
     Settlement,
     Spot,
-    settlement_line,
+    line_builder,
+    strengths_with,
 )
 from rules.tripoker import TripokerRound, TripokerSeat, settle_tripoker
 
@@ -207,15 +211,43 @@ def test_the_fast_settlement_builder_makes_the_same_frozen_object() -> None:
         profile="p", profile_version=1, rule_ids=("DEF-TCP3",), capped_cents=0,
         bettor=Bettor.PLAYER,
     )  # fmt: skip
-    built = settlement_line(*fields.values())  # type: ignore[arg-type]
+    line = line_builder("r", "p", 1)
+    built = line(1, Spot.ANTE, 100, Outcome.WIN, 100, 0, 100, -100, ("DEF-TCP3",), 0, Bettor.PLAYER)
+    assert type(built) is Settlement
     assert built == Settlement(**fields)  # type: ignore[arg-type]
     assert hash(built) == hash(Settlement(**fields))  # type: ignore[arg-type]
+    assert line(1, Spot.ANTE, 100, Outcome.WIN, 100, 0, 100, -100, ("DEF-TCP3",)) == built
     try:
         built.net_cents = 0  # type: ignore[misc]
     except dataclasses.FrozenInstanceError:
         pass
     else:
         raise AssertionError("a settlement must be frozen")
+
+
+# (system, shared cards, cards per hand, whether the joker is a card of the deck)
+SHARED_SHAPES = [
+    (HOLDEM_SYSTEM, 5, 2, False),  # hole cards and the board
+    (HOLDEM_SYSTEM, 3, 2, False),  # hole cards and the flop (the progressive)
+    (TRIPOKER_SYSTEM, 0, 3, False),
+    (PAI_GOW_HIGH, 0, 5, True),
+    (PAI_GOW_LOW, 0, 2, True),
+]
+
+
+@given(st.data())
+@settings(max_examples=300)
+def test_the_fast_shared_strengths_equal_each_hand_ranked_alone(data: st.DataObject) -> None:
+    system, shared_size, size, joker = data.draw(st.sampled_from(SHARED_SHAPES))
+    # Half the time, one suit (and the joker) only, so that flushes come up often.
+    suit = data.draw(st.none() | st.integers(0, 3))
+    pool = [c for c in range(52) if suit is None or c & 3 == suit] + ([52] if joker else [])
+    cards = data.draw(st.permutations(pool))
+    count = data.draw(st.integers(1, (len(pool) - shared_size) // size))
+    shared = cards[:shared_size]
+    hands = [cards[shared_size + size * i : shared_size + size * (i + 1)] for i in range(count)]
+    expected = [system.strength((*hand, *shared)) for hand in hands]
+    assert strengths_with(system, shared, hands) == expected
 
 
 @pytest.mark.parametrize("module", [rules.money, rules.pai_gow, rules.tripoker, rules.holdem])
