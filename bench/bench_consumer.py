@@ -48,11 +48,16 @@ def messages(count: int, seed: int = 1) -> Iterator[Message]:
             if produced == count:
                 return
             # Later nights reuse table ids; give them their own so each table's seq is clean.
-            yield msg if night == 0 else Message(
-                key=f"{msg.key}-n{night}",
-                value=msg.value.replace(
-                    f'"table_id":"{msg.key}"'.encode(), f'"table_id":"{msg.key}-n{night}"'.encode()
-                ),
+            yield (
+                msg
+                if night == 0
+                else Message(
+                    key=f"{msg.key}-n{night}",
+                    value=msg.value.replace(
+                        f'"table_id":"{msg.key}"'.encode(),
+                        f'"table_id":"{msg.key}-n{night}"'.encode(),
+                    ),
+                )
             )
             produced += 1
 

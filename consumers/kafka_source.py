@@ -35,7 +35,7 @@ class ConsumeOptions:
     topic: str
     group_id: str
     dead_letter_topic: str | None
-    batch_size: int = 5_000
+    batch_size: int = 20_000
     batch_wait_s: float = 0.25
     metrics_every_s: float = 10.0
     stop_when_idle_s: float | None = None

@@ -26,7 +26,9 @@ def _logging(verbose: bool) -> None:
 @lake_option
 @click.option("--topic", default=None, help="Topic to read (default: configured kafka_topic).")
 @click.option("--group", default=None, help="Consumer group (default: kafka_consumer_group).")
-@click.option("--batch-size", default=5_000, show_default=True, help="Messages per transaction.")
+@click.option(
+    "--batch-size", default=20_000, show_default=True, help="Most messages per transaction."
+)
 @click.option(
     "--stop-when-idle",
     type=float,
