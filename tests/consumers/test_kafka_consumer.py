@@ -8,6 +8,7 @@ readers and a CTAS job run while it writes.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import random
 import signal
@@ -53,7 +54,9 @@ def in_process(messages: list[Message], root: Path) -> None:
     sink.close()
 
 
-def consume_all(bootstrap: str, lake: Path, topic: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def consume_all(
+    bootstrap: str, lake: Path, topic: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
     group = f"g-{uuid.uuid4().hex[:8]}"
     result = subprocess.run(
         consumer_command(lake, topic, group, "--stop-when-idle", "4", *extra),
@@ -91,10 +94,8 @@ def lake_progress(lake: Path, topic: str) -> int:
 def unique_valid_ids(messages: list[Message]) -> set[str]:
     ids = set()
     for m in messages:
-        try:
+        with contextlib.suppress(InvalidEvent):
             ids.add(str(parse_event(m.value).event_id))
-        except InvalidEvent:
-            pass
     return ids
 
 
@@ -223,7 +224,11 @@ def test_malformed_corpus_becomes_dead_letters_and_valid_traffic_flows(
         assert mine[table] == clean[table]
     # And a copy of each bad message went to the dead-letter topic.
     reader = Consumer(
-        {"bootstrap.servers": kafka_bootstrap, "group.id": "dlq-check", "auto.offset.reset": "earliest"}
+        {
+            "bootstrap.servers": kafka_bootstrap,
+            "group.id": "dlq-check",
+            "auto.offset.reset": "earliest",
+        }
     )
     reader.subscribe([dead_topic])
     copies: list[bytes] = []

@@ -34,9 +34,7 @@ def entries() -> list[dict[str, str | None]]:
     out: list[dict[str, str | None]] = []
 
     def add(raw: bytes, expect: str, key: str | None = "BAD-01") -> None:
-        out.append(
-            {"b64": base64.b64encode(raw).decode(), "key": key, "expect": expect}
-        )
+        out.append({"b64": base64.b64encode(raw).decode(), "key": key, "expect": expect})
 
     good = json.dumps(GOOD).encode()
     # Truncated JSON at many lengths.
@@ -82,7 +80,9 @@ def entries() -> list[dict[str, str | None]]:
     add(json.dumps({**GOOD, "table_id": "x'); DROP TABLE events; --"}).encode(), "schema")
     add(json.dumps({**GOOD, "player_ref": "' OR 1=1 --"}).encode(), "schema")
     dealt = {
-        **{k: v for k, v in GOOD.items() if k not in ("seat", "spot", "amount_cents", "player_ref")},
+        **{
+            k: v for k, v in GOOD.items() if k not in ("seat", "spot", "amount_cents", "player_ref")
+        },
         "event_type": "cards_dealt",
         "recipient": "seat",
         "seat": 1,
@@ -91,8 +91,9 @@ def entries() -> list[dict[str, str | None]]:
     }
     for cards in (["Zz"], ["1s"], ["As", "Ax"], ["10s"], ["as"], ["JK"], ["A♠"], []):
         add(
-            json.dumps({**dealt, "cards": cards, "deal_order": list(range(1, len(cards) + 1))})
-            .encode(),
+            json.dumps(
+                {**dealt, "cards": cards, "deal_order": list(range(1, len(cards) + 1))}
+            ).encode(),
             "schema",
         )
     # Oversized messages.
