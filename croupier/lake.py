@@ -109,6 +109,8 @@ def connect(
     install_extensions()
     con = duckdb.connect(config={"autoinstall_known_extensions": False})
     try:
+        # No progress bar: it writes to stdout, which belongs to the callers' output (JSON, CSV).
+        con.execute("SET enable_progress_bar = false")
         con.execute("LOAD ducklake")
         con.execute("LOAD sqlite_scanner")
         con.execute(lake.attach_sql(read_only=read_only))

@@ -275,7 +275,6 @@ READER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from croupier import lake as lakes
-from events import InvalidEvent, parse_event
     end = time.monotonic() + float(sys.argv[2])
     n = 0
     while time.monotonic() < end:
@@ -293,13 +292,12 @@ CTAS = textwrap.dedent(
     import sys, time, duckdb
     from pathlib import Path
     from croupier import lake as lakes
-from events import InvalidEvent, parse_event
     lake = lakes.Lake(root=Path(sys.argv[1]))
     end = time.monotonic() + float(sys.argv[2])
     n = 0
     while time.monotonic() < end:
         con = duckdb.connect(sys.argv[3])
-        con.execute("LOAD ducklake; LOAD sqlite_scanner")
+        con.execute("SET enable_progress_bar = false; LOAD ducklake; LOAD sqlite_scanner")
         con.execute(lake.attach_sql(read_only=True))
         con.execute(
             "CREATE OR REPLACE TABLE daily AS SELECT game, date_trunc('day', settled_at) AS day, "
