@@ -10,7 +10,6 @@ COPY rules rules
 COPY producers producers
 COPY consumers consumers
 COPY dashboards dashboards
-COPY dbt_project dbt_project
 RUN uv sync --locked --no-dev && croupier lake --help >/dev/null
 ENV CROUPIER_DATA_DIR=/data
 VOLUME /data
