@@ -10,18 +10,15 @@ from __future__ import annotations
 import argparse
 import itertools
 import resource
-import socket
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
 from croupier import kafka_local
-from croupier.config import get_settings, user_cache_dir
 from events import parse_event
 from producers.client import TableEventProducer
 from producers.simulator import Message, simulate
@@ -140,35 +137,6 @@ def stages(count: int, raw: float) -> None:
     line("  ratio ceiling in one thread: publish / sum", f"{publish_us / total:.2f}")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def broker(bootstrap: str | None) -> Iterator[str]:
-    address = bootstrap or get_settings().kafka_bootstrap_servers
-    if kafka_local.broker_answers(address, timeout=2.0):
-        yield address
-        return
-    if bootstrap:
-        raise SystemExit(f"no Kafka broker answers at {bootstrap}")
-    with tempfile.TemporaryDirectory() as home:
-        local = kafka_local.LocalBroker(
-            home=Path(home),
-            cache_dir=user_cache_dir(),
-            version=get_settings().local_kafka_version,
-            port=free_port(),
-            controller_port=free_port(),
-        )
-        kafka_local.start(local)
-        try:
-            yield local.bootstrap
-        finally:
-            kafka_local.stop(local)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes (CI), under a minute")
@@ -177,7 +145,7 @@ def main() -> None:
     tables, hours, count = (3, 12, 100_000) if args.quick else (6, 48, 500_000)
     with tempfile.TemporaryDirectory() as folder:
         bench_file(tables, hours, Path(folder))
-    with broker(args.bootstrap) as bootstrap:
+    with kafka_local.available(args.bootstrap) as bootstrap:
         line("broker", bootstrap)
         bench_kafka(bootstrap, count)
 
