@@ -11,7 +11,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -23,6 +23,7 @@ from croupier import lake as lakes
 OFFSETS = "consumer_offsets"
 STATE = "table_state"
 COMMIT_ATTEMPTS = 30
+T = TypeVar("T")
 ANALYTIC_TABLES = (
     "events",
     "dead_letters",
@@ -58,7 +59,8 @@ class LakeSink:
 
     def __init__(self, lake: lakes.Lake) -> None:
         self.lake = lake
-        self.con = lakes.connect(lake, create=True)
+        # Two consumers started together on a new lake race to create its catalog.
+        self.con = retry_when_locked(lambda: lakes.connect(lake, create=True))
 
         def prepare() -> None:
             create_tables(self.con)
@@ -166,17 +168,17 @@ EVENTS_FROM_PAYLOAD = """
     payload->>'$.source_device', payload, source_partition, source_offset"""
 
 
-def retry_when_locked(action: Callable[[], None]) -> None:
+def retry_when_locked(action: Callable[[], T]) -> T:
     """Run a write; if the SQLite catalog is locked by another writer (several consumers of one
     group share it), run it again whole, with backoff. Safe: a failed write left nothing."""
     for attempt in range(COMMIT_ATTEMPTS):
         try:
-            action()
-            return
+            return action()
         except duckdb.Error as exc:
             if "database is locked" not in str(exc) or attempt == COMMIT_ATTEMPTS - 1:
                 raise
             time.sleep(min(2.0, 0.02 * 1.5**attempt))
+    raise AssertionError("unreachable")
 
 
 def to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
