@@ -10,7 +10,9 @@ COPY rules rules
 COPY producers producers
 COPY consumers consumers
 COPY dashboards dashboards
-RUN uv sync --locked --no-dev && croupier lake --help >/dev/null
+COPY dbt_project dbt_project
+RUN uv sync --locked --no-dev && croupier lake --help >/dev/null \
+    && dbt --version >/dev/null
 ENV CROUPIER_DATA_DIR=/data
 VOLUME /data
 ENTRYPOINT ["croupier"]

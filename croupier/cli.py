@@ -14,7 +14,9 @@ from croupier import __version__
 
 # name -> "module:attribute" of a click command or group. Keep sorted.
 COMMANDS: dict[str, str] = {
+    "build": "croupier.commands.build:build",
     "consume": "croupier.commands.consumer:consume",
+    "dashboard": "croupier.commands.dashboard:dashboard",
     "demo": "croupier.commands.demo:demo",
     "hand": "croupier.commands.hand:hand",
     "house-way": "croupier.commands.rules_cli:house_way",

@@ -66,6 +66,14 @@ class Settings(BaseSettings):
     lake_path: Path | None = Field(
         default=None, description="DuckLake folder (catalog.sqlite + data/); default data_dir/lake."
     )
+    marts_path: Path | None = Field(
+        default=None,
+        description="Marts store written by `croupier build`; default marts/ beside the lake.",
+    )
+    dashboard_users: Path | None = Field(
+        default=None,
+        description="Dashboard users file (TOML); default data_dir/dashboards/users.toml.",
+    )
     cache_dir: Path = Field(
         default_factory=user_cache_dir,
         description="Download cache (Kafka jars); default ~/.cache/croupier.",

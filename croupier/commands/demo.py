@@ -6,9 +6,11 @@ same night through a Kafka broker and the real consumer instead.
 
 from __future__ import annotations
 
+import io
 import json
 import queue
 import shutil
+import sys
 import threading
 import time
 from pathlib import Path
@@ -73,7 +75,7 @@ def run_in_process(
     thread.start()
     total = 0
     with click.progressbar(
-        length=1000, label="casino night", file=None if progress else open("/dev/null", "w")
+        length=1000, label="casino night", file=sys.stderr if progress else io.StringIO()
     ) as bar:
         done = 0
         while True:
@@ -150,29 +152,65 @@ def _soles(cents: int) -> str:
     help="Lake to (re)build (default: the configured lake, var/lake). Its tables are replaced.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--no-build", is_flag=True, help="Skip building the dbt marts at the end.")
+@click.option("--open", "open_dashboard", is_flag=True, help="End by serving the dashboards.")
 def demo(
-    tables: int, hours: float, seed: int, faults: str, lake_path: Path | None, as_json: bool
+    tables: int,
+    hours: float,
+    seed: int,
+    faults: str,
+    lake_path: Path | None,
+    as_json: bool,
+    no_build: bool,
+    open_dashboard: bool,
 ) -> None:
-    """Simulate a casino night and settle it end to end, with no servers.
+    """Simulate a casino night, settle it and build the marts, end to end, with no servers.
 
     A few tables of each game play for a night with dealer mistakes and device faults switched
     on; every event goes through the same processor and sink as the Kafka consumer (here over
     an in-process queue) into a fresh lake; the summary shows rounds, handle, house result,
-    commission and violations by rule. Query the result with `croupier sql`.
+    commission and violations by rule; then `dbt build` makes the revenue and integrity marts.
+    Query with `croupier sql`; `--open` ends by serving the dashboards on the result.
     """
     store = lakes.from_settings(lake_path)
     if store.root.exists():
         shutil.rmtree(store.root)
     started = time.monotonic()
-    total = run_in_process(store, tables=tables, hours=hours, seed=seed, faults=faults)
+    total = run_in_process(
+        store, tables=tables, hours=hours, seed=seed, faults=faults, progress=not as_json
+    )
     elapsed = time.monotonic() - started
     report = summary(store)
     report["messages"] = total
     report["seconds"] = round(elapsed, 1)
     report["lake"] = str(store.root)
+    marts = _build(store, quiet=as_json) if not no_build else None
+    report["marts"] = str(marts) if marts else None
     if as_json:
         click.echo(json.dumps(report, indent=2))
-        return
+    else:
+        _print(report, total, elapsed, store)
+    if open_dashboard:
+        from croupier.commands.build import default_marts_path
+        from croupier.commands.dashboard import serve
+
+        serve(store, default_marts_path(store))
+
+
+def _build(store: lakes.Lake, *, quiet: bool) -> Path:
+    from croupier.commands.build import BuildError, build_marts, default_marts_path
+
+    marts = default_marts_path(store)
+    try:
+        result = build_marts(store, marts, quiet=True)
+    except BuildError as exc:
+        raise click.ClickException(f"dbt build failed: {exc}") from exc
+    if not quiet:
+        click.echo(f"marts built with dbt in {result.seconds:.1f} s into {marts}", err=True)
+    return marts
+
+
+def _print(report: dict[str, Any], total: int, elapsed: float, store: lakes.Lake) -> None:
     click.echo(f"\n{total:,} events settled in {elapsed:.1f} s into {store.root}\n")
     click.echo("rounds:")
     for key, n in report["rounds"].items():
@@ -188,4 +226,6 @@ def demo(
     for rule, n in report["violations_by_rule"].items():
         click.echo(f"  {rule:<12} {n:>6}")
     click.echo(f"\ndead letters: {report['dead_letters']}")
+    if report["marts"]:
+        click.echo(f"marts: {report['marts']} (uv run croupier dashboard to browse them)")
     click.echo('\nnext: uv run croupier sql -c "SELECT * FROM violations LIMIT 5"')

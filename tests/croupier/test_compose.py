@@ -25,7 +25,7 @@ def app_services() -> dict[str, dict[str, object]]:
 
 def test_every_app_service_runs_a_croupier_command_whose_options_parse() -> None:
     services = app_services()
-    assert {"lake-init", "consumer", "simulator"} <= set(services)
+    assert {"lake-init", "consumer", "simulator", "marts", "dashboard"} <= set(services)
     for name, spec in services.items():
         args = list(spec["command"])  # type: ignore[call-overload]
         ctx = main.make_context("croupier", list(args), resilient_parsing=False)

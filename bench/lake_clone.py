@@ -1,0 +1,76 @@
+"""A big lake from real data, fast: one casino night settled by the consumer's own pipeline,
+cloned night after night with SQL (ids suffixed, times shifted by whole days).
+
+Every clone is the same real night, so each keeps every invariant the marts test (settlement
+per bet, meter continuity from each night's opening reset, table accounting). Payload JSON is
+copied as is: the marts read ids and times from the envelope columns, never from the payload.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from consumers.schema import TABLES, create_tables
+from croupier import lake as lakes
+
+SEQ_STRIDE = 100_000_000  # seq numbers of night k start at k * SEQ_STRIDE
+OFFSET_STRIDE = 100_000_000
+NIGHTS_PER_INSERT = 8  # one insert (one transaction, a few Parquet files) per 8 nights
+
+# How a column of night k differs from the source night (k = 0 is the source itself).
+_SHIFTED = {
+    "event_id": "{c} || '.' || k",
+    "violation_id": "{c} || '.' || k",
+    "round_id": "{c} || '.N' || k",
+    "seq": "{c} + k * " + str(SEQ_STRIDE),
+    "source_offset": "{c} + k * " + str(OFFSET_STRIDE),
+    "occurred_at": "{c} + to_days(k::INTEGER)",
+    "started_at": "{c} + to_days(k::INTEGER)",
+    "ended_at": "{c} + to_days(k::INTEGER)",
+    "settled_at": "{c} + to_days(k::INTEGER)",
+}
+CLONED = ("events", "dead_letters", "rounds", "settlements", "violations", "jackpot_ledger")
+
+
+def source_night(folder: Path, *, tables: int, hours: float, seed: int = 2025) -> lakes.Lake:
+    """The night at `folder/lake`, simulated and settled once by `croupier demo`'s pipeline."""
+    from croupier.commands.demo import run_in_process
+
+    night = lakes.Lake(root=folder / "lake")
+    done = folder / "complete"
+    if not done.is_file():
+        if night.root.exists():
+            import shutil
+
+            shutil.rmtree(night.root)
+        run_in_process(night, tables=tables, hours=hours, seed=seed, faults="default",
+                       progress=False)  # fmt: skip
+        done.write_text("ok\n")
+    return night
+
+
+def clone_nights(source: lakes.Lake, target: lakes.Lake, *, first: int, count: int) -> None:
+    """Append nights first .. first + count - 1 of `source` to `target` (created if needed)."""
+    con = lakes.connect(target, create=True)
+    try:
+        create_tables(con)
+        con.execute(source.attach_sql(alias="src", read_only=True))
+        for start in range(first, first + count, NIGHTS_PER_INSERT):
+            stop = min(start + NIGHTS_PER_INSERT, first + count)
+            con.execute("BEGIN TRANSACTION")
+            for table in CLONED:
+                columns = [c.name for c in TABLES[table]]
+                select = ", ".join(_SHIFTED[c].format(c=c) if c in _SHIFTED else c for c in columns)
+                con.execute(
+                    f"INSERT INTO lake.main.{table} ({', '.join(columns)}) "
+                    f"SELECT {select} FROM src.main.{table}, range({start}, {stop}) AS n(k) "
+                    f"ORDER BY k"
+                )
+            con.execute("COMMIT")
+    except duckdb.Error:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.close()

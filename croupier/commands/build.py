@@ -1,0 +1,342 @@
+"""`croupier build`: `dbt build` of the marts, reading the lake at one pinned snapshot.
+
+The marts live in their own DuckLake store (default `<lake's parent>/marts`), so dashboards and
+analysts read them while dbt writes and while the consumer writes the lake (dbt_project/README.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import click
+import duckdb
+
+from croupier import lake as lakes
+
+PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_project"
+MARTS_ALIAS = "marts"
+BUILD_LOG = "build_log"
+# Marts snapshots older than this are expired after a build; a reader's query never lasts as
+# long, so no reader loses the files of the snapshot it is reading.
+KEEP_SNAPSHOTS = "1 hour"
+
+
+class BuildError(RuntimeError):
+    """dbt failed (a model or a test); the message says where to look."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildResult:
+    lake_snapshot_id: int
+    full_refresh: bool
+    seconds: float
+
+
+def default_marts_path(lake: lakes.Lake) -> Path:
+    """The `marts_path` setting, else `marts/` beside the lake (`<data_dir>/marts` by default)."""
+    from croupier.config import get_settings
+
+    named = get_settings().marts_path
+    return named if named is not None else lake.root.parent / "marts"
+
+
+def marts_store(path: Path) -> lakes.Lake:
+    """The marts store has the lake's layout: `catalog.sqlite` + `data/`."""
+    return lakes.Lake(root=path)
+
+
+def connect_marts(
+    marts: Path, *, lake: lakes.Lake | None = None, read_only: bool = True
+) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with the marts attached as `marts` and in use (read-only by default).
+
+    With `lake`, the lake is attached read-only too, as `lake`, so the staging views resolve.
+    """
+    store = marts_store(marts)
+    if not store.exists:
+        raise lakes.LakeError(f"no marts at {marts}: run `croupier build` first")
+    lakes.install_extensions()
+    con = duckdb.connect(config={"autoinstall_known_extensions": False})
+    try:
+        con.execute("LOAD ducklake")
+        con.execute("LOAD sqlite_scanner")
+        if lake is not None:
+            con.execute(lake.attach_sql(read_only=True))
+        con.execute(store.attach_sql(alias=MARTS_ALIAS, read_only=read_only))
+        con.execute(f"USE {MARTS_ALIAS}")
+    except Exception:
+        con.close()
+        raise
+    return con
+
+
+# The lake tables whose rows the marts are built from incrementally (their row ids are the
+# watermarks of incremental models and tests, dbt_project/macros/tested_rows.sql).
+SOURCES = ("events", "settlements", "rounds", "violations", "jackpot_ledger")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LakeState:
+    """The lake as one build reads it."""
+
+    snapshot_id: int
+    created_at: datetime  # time of the lake's first snapshot: tells a recreated lake apart
+    max_row_ids: dict[str, int]  # per source table, at `snapshot_id`
+
+
+def project_fingerprint() -> str:
+    """A hash of everything in dbt_project/ that dbt reads (models, macros, tests, seeds,
+    configuration): unit tests and seeds depend on nothing else."""
+    digest = hashlib.sha256()
+    for path in sorted(PROJECT_DIR.rglob("*")):
+        parts = path.relative_to(PROJECT_DIR).parts
+        if path.is_file() and parts[0] not in ("target", "logs", "scripts"):
+            digest.update("/".join(parts).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _lake_state(lake: lakes.Lake) -> LakeState:
+    con = lakes.connect(lake, read_only=True)
+    try:
+        row = con.execute(
+            f"SELECT max(snapshot_id), min(snapshot_time) FROM {lakes.LAKE_ALIAS}.snapshots()"
+        ).fetchone()
+        if row is None or row[0] is None:
+            raise lakes.LakeError(f"the lake at {lake.root} has no snapshot")
+        snapshot = int(row[0])
+        max_row_ids = {}
+        for table in SOURCES:
+            found = con.execute(
+                f"SELECT coalesce(max(rowid), -1) FROM {lakes.LAKE_ALIAS}.main.{table} "
+                f"AT (VERSION => {snapshot})"
+            ).fetchone()
+            max_row_ids[table] = int(found[0]) if found else -1
+    finally:
+        con.close()
+    return LakeState(snapshot_id=snapshot, created_at=row[1], max_row_ids=max_row_ids)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LastBuild:
+    """What the last successful build of a marts store read and ran."""
+
+    lake_created_at: datetime
+    lake_snapshot_id: int
+    tested_up_to: dict[str, int]
+    project: str  # project_fingerprint() it ran
+
+
+def _last_build(marts: Path) -> LastBuild | None:
+    if not marts_store(marts).exists:
+        return None
+    con = connect_marts(marts)
+    try:
+        cursor = con.execute(f"SELECT * FROM {BUILD_LOG} ORDER BY finished_at DESC LIMIT 1")
+        row = cursor.fetchone()
+        names = [d[0] for d in cursor.description or ()]
+    except duckdb.CatalogException:  # marts without a finished build yet
+        return None
+    finally:
+        con.close()
+    if row is None:
+        return None
+    last = dict(zip(names, row, strict=True))
+    return LastBuild(
+        lake_created_at=last["lake_created_at"],
+        lake_snapshot_id=int(last["lake_snapshot_id"]),
+        tested_up_to=json.loads(last.get("tested_up_to") or "{}"),
+        project=last.get("project") or "",
+    )
+
+
+def _record_build(
+    marts: Path, lake: lakes.Lake, state: LakeState, *, full_refresh: bool, started: datetime,
+    seconds: float, project: str,
+) -> None:  # fmt: skip
+    """Append the build to `marts.main.build_log` (readers see which snapshot the marts show,
+    the next build which rows are tested), then expire old marts snapshots and delete the
+    files nothing references any more."""
+    con = connect_marts(marts, read_only=False)
+    try:
+        con.execute(
+            f"CREATE TABLE IF NOT EXISTS {BUILD_LOG} (started_at TIMESTAMPTZ, "
+            "finished_at TIMESTAMPTZ, seconds DOUBLE, lake_path VARCHAR, "
+            "lake_created_at TIMESTAMPTZ, lake_snapshot_id BIGINT, full_refresh BOOLEAN, "
+            "tested_up_to VARCHAR, project VARCHAR)"
+        )
+        for column in ("tested_up_to", "project"):  # logs of earlier versions lack them
+            con.execute(f"ALTER TABLE {BUILD_LOG} ADD COLUMN IF NOT EXISTS {column} VARCHAR")
+        con.execute(
+            f"INSERT INTO {BUILD_LOG} VALUES (?, now(), ?, ?, ?, ?, ?, ?, ?)",
+            [
+                started, seconds, str(lake.root.resolve()), state.created_at, state.snapshot_id,
+                full_refresh, json.dumps(state.max_row_ids, sort_keys=True), project,
+            ],
+        )  # fmt: skip
+        con.execute(
+            f"CALL ducklake_expire_snapshots('{MARTS_ALIAS}', "
+            f"older_than => now() - INTERVAL '{KEEP_SNAPSHOTS}')"
+        )
+        con.execute(
+            f"CALL ducklake_cleanup_old_files('{MARTS_ALIAS}', "
+            f"older_than => now() - INTERVAL '{KEEP_SNAPSHOTS}')"
+        )
+    finally:
+        con.close()
+
+
+def dbt_command() -> list[str]:
+    """dbt from this environment (the `dbt` script beside the running Python)."""
+    script = Path(sys.executable).with_name("dbt")
+    if not script.is_file():
+        raise BuildError(f"dbt is not installed beside {sys.executable} (run `uv sync`)")
+    return [str(script)]
+
+
+def build_marts(
+    lake: lakes.Lake,
+    marts: Path,
+    *,
+    full_refresh: bool = False,
+    select: str | None = None,
+    command: str = "build",
+    quiet: bool = False,
+) -> BuildResult:
+    """Run `dbt <command>` (build: seeds, models, tests) on the lake pinned at its current
+    snapshot, into the marts store. A lake that was replaced since the last build, or
+    `full_refresh`, rebuilds the incremental models from scratch."""
+    if not lake.exists:
+        raise lakes.LakeError(
+            f"no lake at {lake.root}: run `croupier lake init` or `croupier demo`"
+        )
+    state = _lake_state(lake)
+    project = project_fingerprint()
+    last = _last_build(marts)
+    if last is not None and (
+        last.lake_created_at != state.created_at or last.lake_snapshot_id > state.snapshot_id
+    ):
+        full_refresh = True  # the watermarks in the marts belong to another lake
+    marts.mkdir(parents=True, exist_ok=True)
+    work = marts.resolve() / "_dbt"
+    args = [
+        *dbt_command(),
+        command,
+        "--project-dir", str(PROJECT_DIR),
+        "--profiles-dir", str(PROJECT_DIR),
+        "--target-path", str(work / "target"),
+        "--log-path", str(work / "logs"),
+    ]  # fmt: skip
+    if full_refresh:
+        args.append("--full-refresh")
+    if select:
+        args += ["--select", select]
+    if command == "build" and last is not None and not full_refresh and last.project == project:
+        # the project has not changed since a build that passed: its seeds are loaded and its
+        # unit tests (which read no data) passed, so only the data is built and tested again
+        args += ["--exclude", "resource_type:seed", "test_type:unit"]
+    if quiet:
+        args.append("--quiet")
+    env = {
+        **os.environ,
+        "CROUPIER_LAKE_PATH": str(lake.root.resolve()),
+        "CROUPIER_MARTS_PATH": str(marts.resolve()),
+        "CROUPIER_LAKE_SNAPSHOT": str(state.snapshot_id),
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+    }
+    env.pop("CROUPIER_TESTED_UP_TO", None)
+    if last is not None and not full_refresh:
+        # rows the last build tested pass again only on a full refresh
+        env["CROUPIER_TESTED_UP_TO"] = json.dumps(last.tested_up_to)
+    started_at = datetime.now().astimezone()
+    started = time.monotonic()
+    done = subprocess.run(args, env=env, check=False)
+    seconds = time.monotonic() - started
+    if done.returncode != 0:
+        raise BuildError(
+            f"dbt {command} failed (exit {done.returncode}); see the output above and "
+            f"{work / 'logs' / 'dbt.log'}"
+        )
+    if command == "build":
+        _record_build(
+            marts, lake, state, full_refresh=full_refresh, started=started_at, seconds=seconds,
+            project=project,
+        )  # fmt: skip
+    return BuildResult(
+        lake_snapshot_id=state.snapshot_id, full_refresh=full_refresh, seconds=seconds
+    )
+
+
+@click.command()
+@click.option(
+    "--lake",
+    "lake_path",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Lake to read (default: the configured lake, var/lake).",
+)
+@click.option(
+    "--marts",
+    "marts_path",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Marts store to write (default: $CROUPIER_MARTS_PATH, else marts/ beside the lake).",
+)
+@click.option("--full-refresh", is_flag=True, help="Rebuild incremental models from scratch.")
+@click.option("--select", default=None, help="dbt node selection, e.g. 'marts.revenue+'.")
+@click.option("--quiet", is_flag=True, help="Only dbt's errors and the summary line.")
+@click.option(
+    "--every",
+    type=click.FloatRange(min=1),
+    default=None,
+    metavar="SECONDS",
+    help="Build again every SECONDS until stopped (a failed build is reported, then retried).",
+)
+def build(
+    lake_path: Path | None,
+    marts_path: Path | None,
+    full_refresh: bool,
+    select: str | None,
+    quiet: bool,
+    every: float | None,
+) -> None:
+    """Build the revenue and integrity marts with dbt, and run every test on them.
+
+    Runs `dbt build` (seeds, models, generic, singular and unit tests) of dbt_project/ on the
+    lake pinned at its current snapshot, so the whole build sees one consistent state while the
+    consumer keeps writing. Incremental models only read rows new since the last build; a lake
+    created anew since then triggers a full refresh. Readers can query the marts meanwhile:
+    `croupier sql` on the marts, or `duckdb` with `ATTACH 'ducklake:sqlite:<marts>/catalog.sqlite'`.
+    """
+    store = lakes.from_settings(lake_path)
+    if not store.exists:
+        raise click.UsageError(
+            f"no lake at {store.root}: run `croupier demo` or `croupier lake init`"
+        )
+    marts = marts_path if marts_path is not None else default_marts_path(store)
+    while True:
+        try:
+            result = build_marts(
+                store, marts, full_refresh=full_refresh, select=select, quiet=quiet
+            )
+        except (BuildError, lakes.LakeError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            if every is None:
+                sys.exit(1)
+        else:
+            click.echo(
+                f"marts built in {result.seconds:.1f} s into {marts} from lake snapshot "
+                f"{result.lake_snapshot_id}{' (full refresh)' if result.full_refresh else ''}"
+            )
+        if every is None:
+            return
+        full_refresh = False
+        time.sleep(every)

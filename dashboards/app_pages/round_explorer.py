@@ -1,0 +1,99 @@
+"""Round explorer: find a round by id, or by table and time, and see what settles a dispute:
+its events in order, the cards, each bet's settlement and the rules that decided it."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time
+
+import pandas as pd
+import streamlit as st
+
+from dashboards import data, ui
+
+ui.require("round_explorer")
+st.title("Round explorer")
+options = ui.options_or_stop()
+
+how = st.segmented_control(
+    "Find a round", ["By round id", "By table and time"], default="By round id", key="find_by",
+    required=True,
+)  # fmt: skip
+round_id: str | None = None
+if how == "By table and time":
+    cols = st.columns(3)
+    table = cols[0].selectbox("Table", list(options.tables), key="find_table")
+    day = cols[1].date_input(
+        "Day (UTC)",
+        value=options.last_day,
+        min_value=options.first_day,
+        max_value=options.last_day + pd.Timedelta(days=1),
+        key="find_day",
+    )
+    at = cols[2].time_input("Time (UTC)", value=time(0, 0), key="find_time", step=60)
+    if table and isinstance(day, date):
+        near = data.rounds_near(table, datetime.combine(day, at, tzinfo=UTC))
+        if near.empty:
+            st.info("No round of this table started within 30 minutes of that time.")
+        else:
+            round_id = st.selectbox(
+                "Rounds within 30 minutes, nearest first", list(near["round_id"]), key="find_near"
+            )
+else:
+    typed = st.text_input(
+        "Round id", key="find_round_id", placeholder="e.g. PG-01-R00010", max_chars=data.MAX_SEARCH
+    )
+    if typed:
+        round_id = data.clean_search(typed)
+        if round_id is None:
+            st.warning(f"Enter a round id of 1 to {data.MAX_SEARCH} characters.")
+
+if round_id is None:
+    st.stop()
+found = data.round_detail(round_id)
+if found is None:
+    st.info("No round with this id:")
+    st.code(round_id, language=None)
+    st.stop()
+
+h = found.header
+st.subheader(f"{ui.plain(h['round_id'])} · {ui.plain(h['game'])} at {ui.plain(h['table_id'])}")
+row = st.columns([1, 1.6, 1.2, 1.2, 0.8])
+row[0].metric("Status", str(h["status"]), border=True)
+row[1].metric("Dealer", str(h["dealer_id"]), border=True)
+row[2].metric("Handle", ui.money(h["handle_cents"]), border=True)
+row[3].metric("House result", ui.money(h["settled_house_result_cents"]), border=True)
+row[4].metric("Violations", f"{int(h['violations'] or 0)}", border=True)
+ended = "–" if pd.isna(h["ended_at"]) else f"{pd.Timestamp(h['ended_at']):%H:%M:%S}"
+details = [
+    f"deck {h['deck_id']}",
+    f"shuffler {h['shuffler']}",
+    f"rule profile {h['profile']} v{h['profile_version']}",
+    *([str(h["status_reason"])] if pd.notna(h["status_reason"]) and h["status_reason"] else []),
+]
+st.caption(
+    f"Started {pd.Timestamp(h['started_at']):%Y-%m-%d %H:%M:%S} UTC, ended {ended} · "
+    + " · ".join(ui.plain(d) for d in details)
+)
+
+st.subheader("Cards")
+if found.cards.empty:
+    st.caption("No card events for this round in the lake.")
+else:
+    ui.table(found.cards, name=f"cards_{h['round_id']}")
+
+st.subheader("Settlement")
+bets = found.bets.assign(rule_ids=[", ".join(ids) for ids in found.bets["rule_ids"]])
+ui.table(bets, name=f"settlement_{h['round_id']}")
+
+st.subheader("Rules cited")
+ui.table(
+    pd.DataFrame({"rule_id": list(found.rule_texts), "text": list(found.rule_texts.values())}),
+    name=f"rules_{h['round_id']}",
+)
+
+if not found.violations.empty:
+    st.subheader("Violations")
+    ui.table(found.violations, name=f"violations_{h['round_id']}")
+
+st.subheader("Events, in sequence order")
+ui.table(found.events, name=f"events_{h['round_id']}")

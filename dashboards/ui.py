@@ -1,0 +1,197 @@
+"""Drawing helpers every page shares: the role check, the filter sidebar, money and rate
+formats, and tables shown with their CSV download (in exact céntimos).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date, timedelta
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dashboards import auth, data
+
+DEFAULT_DAYS = 7
+
+
+# Money needs room: metric values a little smaller than Streamlit's default, so a figure like
+# "S/ 2,530,615.00" fits a fifth of the page. A fixed style, never built from data.
+STYLE = "<style>[data-testid='stMetricValue'] { font-size: 1.35rem; }</style>"
+
+
+def sso_configured() -> bool:
+    """True when `.streamlit/secrets.toml` configures an identity provider for `st.login`."""
+    try:
+        return "auth" in st.secrets
+    except (FileNotFoundError, st.errors.StreamlitSecretNotFoundError):
+        return False
+
+
+def logged_in_user() -> auth.User | None:
+    """This session's user: from the password login, or from single sign-on when the users
+    file gives the identity provider's e-mail address a role."""
+    user = auth.session_user(st.session_state)
+    if user is None and sso_configured() and st.user.get("is_logged_in", False):
+        user = auth.sso_user(auth.load_users(), str(st.user.get("email") or ""))
+        if user is not None:
+            st.session_state[auth.SESSION_KEY] = user
+    return user
+
+
+def log_out() -> None:
+    st.session_state.pop(auth.SESSION_KEY, None)
+    if sso_configured() and st.user.get("is_logged_in", False):
+        st.logout()
+
+
+def require(page: str) -> auth.User:
+    """The logged-in user, if the role may see `page`; otherwise a notice and nothing more."""
+    user = auth.session_user(st.session_state)
+    if user is None or not user.may_see(page):
+        st.warning("This page is not available to you. Log in with an account that may see it.")
+        st.stop()
+    return user
+
+
+def options_or_stop() -> data.FilterOptions:
+    """What can be filtered on; when the marts are not built yet, say how to build them."""
+    try:
+        return data.filter_options()
+    except data.NoMarts as exc:
+        st.info(f"No data to show yet: {plain(exc)}.")
+        st.stop()
+
+
+def build_caption() -> None:
+    info = data.build_info()
+    if info is not None:
+        st.caption(
+            f"Marts built {info.finished_at:%Y-%m-%d %H:%M} UTC from lake snapshot "
+            f"{info.lake_snapshot_id}. Money in soles (S/); times in UTC."
+        )
+
+
+def filters(
+    options: data.FilterOptions,
+    *,
+    page: str,
+    dims: Sequence[str] = ("games", "tables", "dealers", "shifts"),
+    table_games: Sequence[str] = (),
+) -> data.Filters:
+    """The sidebar filters of a page (date range first; the latest DEFAULT_DAYS by default)."""
+    side = st.sidebar
+    side.subheader("Filters")
+    default_start = max(options.first_day, options.last_day - timedelta(days=DEFAULT_DAYS - 1))
+    picked = side.date_input(
+        "Casino days",
+        value=(default_start, options.last_day),
+        min_value=options.first_day,
+        max_value=options.last_day,
+        key=f"{page}_days",
+        help="A casino day runs from 06:00 to 06:00 local time.",
+    )
+    start, end = _range(picked, default_start, options.last_day)
+    games: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()
+    dealers: tuple[str, ...] = ()
+    shifts: tuple[int, ...] = ()
+    if "games" in dims:
+        games = tuple(
+            side.multiselect(
+                "Game",
+                list(options.games),
+                format_func=lambda g: options.games[g],
+                key=f"{page}_games",
+            )
+        )
+    if "tables" in dims:
+        allowed = games or tuple(table_games)
+        choices = [t for t, g in options.tables.items() if not allowed or g in allowed]
+        tables = tuple(side.multiselect("Table", choices, key=f"{page}_tables"))
+    if "dealers" in dims:
+        dealers = tuple(side.multiselect("Dealer", list(options.dealers), key=f"{page}_dealers"))
+    if "shifts" in dims:
+        shifts = tuple(
+            side.multiselect(
+                "Shift",
+                list(options.shifts),
+                format_func=lambda n: f"{n} · {options.shifts[n]}",
+                key=f"{page}_shifts",
+            )
+        )
+    return data.Filters(
+        start=start, end=end, games=games, tables=tables, dealers=dealers, shifts=shifts
+    )
+
+
+def _range(picked: object, default_start: date, default_end: date) -> tuple[date, date]:
+    """A date_input range while the user is still picking may hold one date only."""
+    if isinstance(picked, tuple | list) and len(picked) == 2:
+        return picked[0], picked[1]
+    if isinstance(picked, tuple | list) and len(picked) == 1:
+        return picked[0], picked[0]
+    if isinstance(picked, date):
+        return picked, picked
+    return default_start, default_end
+
+
+_MARKDOWN = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def plain(text: object) -> str:
+    """`text` escaped for Streamlit's markdown: ids and explanations come from the event
+    stream, and a device must not be able to plant a link, an image or an icon in a page."""
+    return _MARKDOWN.sub(r"\\\1", str(text))
+
+
+def money(cents: Any) -> str:
+    """Céntimos as soles, exactly: 123456 -> 'S/ 1,234.56' (integer arithmetic, no float)."""
+    if cents is None or pd.isna(cents):
+        return "–"
+    value = round(float(cents)) if not isinstance(cents, int) else cents
+    sign = "-" if value < 0 else ""
+    soles, centimos = divmod(abs(int(value)), 100)
+    return f"{sign}S/ {soles:,}.{centimos:02d}"
+
+
+def pct(value: Any, digits: int = 2) -> str:
+    if value is None or pd.isna(value):
+        return "–"
+    return f"{float(value) * 100:.{digits}f} %"
+
+
+_RATES = ("_pct", "_rate", "accuracy", "compliance")
+
+
+def table(frame: pd.DataFrame, *, name: str, labels: dict[str, str] | None = None) -> None:
+    """Show `frame` (money in S/, rates in %) with a CSV download of the same rows, money kept
+    in exact céntimos (`*_cents` columns)."""
+    shown = frame.copy()
+    config: dict[str, Any] = {}
+    for column in frame.columns:
+        label = (labels or {}).get(column, column.replace("_", " "))
+        if column.endswith("_cents"):
+            shown[column] = frame[column].astype("float64") / 100
+            config[column] = st.column_config.NumberColumn(
+                label.removesuffix(" cents") + " (S/)", format="%.2f"
+            )
+        elif column.endswith(_RATES):
+            config[column] = st.column_config.NumberColumn(label, format="percent")
+        elif column == "p_value":
+            config[column] = st.column_config.NumberColumn(label, format="%.3g")
+        elif pd.api.types.is_float_dtype(frame[column]):
+            config[column] = st.column_config.NumberColumn(label, format="%.2f")
+        else:
+            config[column] = st.column_config.Column(label)
+    st.dataframe(shown, hide_index=True, column_config=config, key=f"df_{name}")
+    st.download_button(
+        f"Download {name.replace('_', ' ')} (CSV)",
+        frame.to_csv(index=False).encode(),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=f"csv_{name}",
+        on_click="ignore",
+    )

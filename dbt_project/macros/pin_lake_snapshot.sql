@@ -1,0 +1,14 @@
+{% macro pin_lake_snapshot() -%}
+    {#- Run first (on-run-start): re-attach the lake at the snapshot `croupier build` chose
+        (CROUPIER_LAKE_SNAPSHOT), so every model and test of the build reads the same committed
+        state while the consumer writes. Done here, not in profiles.yml, so the profile stays
+        the same from build to build and dbt can reuse its parse. -#}
+    {%- set snapshot = env_var('CROUPIER_LAKE_SNAPSHOT', '') -%}
+    {%- if execute and snapshot -%}
+        {%- set root = env_var('CROUPIER_LAKE_PATH', env_var('CROUPIER_DATA_DIR', 'var') ~ '/lake')
+            | replace("'", "''") -%}
+        {%- do run_query('DETACH lake') -%}
+        {%- do run_query("ATTACH 'ducklake:sqlite:" ~ root ~ "/catalog.sqlite' AS lake (DATA_PATH '"
+            ~ root ~ "/data/', READ_ONLY, SNAPSHOT_VERSION " ~ (snapshot | int) ~ ")") -%}
+    {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,45 @@
+{#-
+  Incremental testing. `croupier build` passes, in CROUPIER_TESTED_UP_TO (JSON), the largest
+  lake row id of each source table that the last successful build of the same lake read and
+  tested. Generic tests on models that carry the source's `lake_row_id` then check only the
+  rows above it: a test reads history that already passed once only on a full refresh (no
+  variable: every row). The parent side of a relationships test is always read whole.
+-#}
+
+{% macro lake_source_of(model_name) -%}
+    {#- The lake table whose row ids a model's `lake_row_id` holds (none: the model has none). -#}
+    {%- set sources = {
+        'stg_lake__events': 'events', 'int_table_events': 'events',
+        'int_round_starts': 'events', 'int_bets_placed': 'events', 'int_dice_rolls': 'events',
+        'int_meter_readings': 'events', 'int_card_rank_counts': 'events',
+        'stg_lake__settlements': 'settlements', 'fct_bets': 'settlements',
+        'fct_positions': 'settlements',
+        'stg_lake__rounds': 'rounds', 'fct_rounds': 'rounds',
+        'stg_lake__violations': 'violations', 'fct_violations': 'violations',
+        'stg_lake__jackpot_ledger': 'jackpot_ledger', 'fct_progressive_ledger': 'jackpot_ledger',
+    } -%}
+    {{- return(sources.get(model_name)) -}}
+{%- endmacro %}
+
+{% macro tested_up_to(source_table) -%}
+    {#- The lake row id of `source_table` up to which rows were tested, or -1 (test them all). -#}
+    {%- set raw = env_var('CROUPIER_TESTED_UP_TO', '') -%}
+    {%- set marks = fromjson(raw) if raw else {} -%}
+    {{- marks.get(source_table, -1) -}}
+{%- endmacro %}
+
+{% macro duckdb__get_where_subquery(relation) -%}
+    {%- set where = config.get('where', '') -%}
+    {%- set name = relation.identifier | replace('__dbt__cte__', '') -%}
+    {%- set source_table = lake_source_of(name) -%}
+    {%- set since = tested_up_to(source_table) | int if source_table else -1 -%}
+    {%- set filters = [] -%}
+    {%- if where -%}{%- do filters.append('(' ~ where ~ ')') -%}{%- endif -%}
+    {%- if since >= 0 -%}{%- do filters.append('lake_row_id > ' ~ since) -%}{%- endif -%}
+    {%- if filters -%}
+        {%- do return('(select * from ' ~ relation ~ ' where ' ~ filters | join(' and ')
+            ~ ') dbt_subquery') -%}
+    {%- else -%}
+        {%- do return(relation) -%}
+    {%- endif -%}
+{%- endmacro %}

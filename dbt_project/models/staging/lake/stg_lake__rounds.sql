@@ -1,0 +1,20 @@
+select
+    round_id,
+    casino_id,
+    table_id,
+    game,
+    dealer_id,
+    deck_id,
+    banker_position,
+    profile,
+    profile_version,
+    started_at,
+    ended_at,
+    status,
+    status_reason,
+    bets,
+    wager_cents,
+    house_result_cents,
+    violations,
+    rowid as lake_row_id
+from {{ source('lake', 'rounds') }}

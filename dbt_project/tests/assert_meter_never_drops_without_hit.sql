@@ -1,0 +1,60 @@
+-- The progressive meter never drops except by a recorded hit (DEF-THP4), and it never jumps:
+--   1. in the ledger, a movement that lowers the meter is a hit or a reset;
+--   2. each movement starts where the table's previous one ended, unless the operator reset
+--      the meter (progressive_meter_reset) in between;
+--   3. the meter shown at the end of each round (progressive_meter_recorded) only falls below
+--      the previous reading when a hit was paid from the meter in that round, or after a reset.
+with ledger as (
+    select
+        *,
+        lag(meter_after_cents) over w as previous_after_cents,
+        lag(occurred_at) over w as previous_at
+    from {{ ref('fct_progressive_ledger') }}
+    window w as (partition by table_id order by occurred_at, round_id, entry_no)
+),
+
+resets as (
+    select table_id, occurred_at from {{ ref('int_meter_readings') }} where reading_kind = 'reset'
+),
+
+ledger_breaks as (
+    select 'drop without a hit' as problem, table_id, round_id, entry_no, occurred_at
+    from ledger
+    where meter_after_cents < meter_before_cents and kind not in ('hit', 'reset')
+    union all
+    select 'meter jumped between movements', table_id, round_id, entry_no, occurred_at
+    from ledger as l
+    where previous_after_cents is not null
+        and meter_before_cents <> previous_after_cents
+        and kind <> 'reset'
+        and not exists (
+            select 1 from resets as r
+            where r.table_id = l.table_id
+                and r.occurred_at > l.previous_at and r.occurred_at <= l.occurred_at
+        )
+),
+
+readings as (
+    select
+        *,
+        lag(meter_cents) over (partition by table_id order by seq) as previous_cents,
+        lag(reading_kind) over (partition by table_id order by seq) as previous_kind
+    from {{ ref('int_meter_readings') }}
+),
+
+meter_hits as (
+    select distinct round_id from {{ ref('fct_progressive_ledger') }}
+    where kind = 'hit' and meter_change_cents < 0
+),
+
+reading_breaks as (
+    select 'recorded meter fell without a hit', table_id, round_id, null::integer, occurred_at
+    from readings
+    where reading_kind = 'recorded'
+        and meter_cents < previous_cents
+        and round_id not in (select round_id from meter_hits)
+)
+
+select * from ledger_breaks
+union all
+select * from reading_breaks

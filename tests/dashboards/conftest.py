@@ -1,0 +1,63 @@
+"""A demo lake and its marts, built once per session for the dashboards' tests, and the
+settings (environment) that point the dashboards at them with a state folder of each test's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from croupier import lake as lakes
+from croupier.config import get_settings
+from dashboards import auth
+from tests.dashboards.browser import write_users
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoStores:
+    lake: Path
+    marts: Path
+
+
+@pytest.fixture(scope="session")
+def demo_stores(tmp_path_factory: pytest.TempPathFactory) -> DemoStores:
+    """One table of each game for three hours, with the default faults, settled and built."""
+    from croupier.commands.build import build_marts
+    from croupier.commands.demo import run_in_process
+
+    root = tmp_path_factory.mktemp("dashboards")
+    lake = lakes.Lake(root=root / "lake")
+    run_in_process(lake, tables=1, hours=3.0, seed=2025, faults="default", progress=False)
+    build_marts(lake, root / "marts", quiet=True)
+    return DemoStores(lake=lake.root, marts=root / "marts")
+
+
+@pytest.fixture
+def dashboard_env(
+    demo_stores: DemoStores, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """Settings pointing at the demo stores; yields this test's dashboards state folder."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("CROUPIER_LAKE_PATH", str(demo_stores.lake))
+    monkeypatch.setenv("CROUPIER_MARTS_PATH", str(demo_stores.marts))
+    monkeypatch.setenv("CROUPIER_DATA_DIR", str(state))
+    monkeypatch.setenv(auth.USERS_ENV, str(write_users(tmp_path / "users.toml")))
+    get_settings.cache_clear()
+    yield state / "dashboards"
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def marts(demo_stores: DemoStores) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection of the test's own to the demo marts (and the lake)."""
+    from croupier.commands.build import connect_marts
+
+    con = connect_marts(demo_stores.marts, lake=lakes.Lake(root=demo_stores.lake))
+    con.execute("SET TimeZone = 'UTC'")
+    try:
+        yield con
+    finally:
+        con.close()

@@ -1,0 +1,102 @@
+"""The dashboards in a real browser: `croupier dashboard` serving on a free loopback port and
+Debian's Chromium driven by Playwright. Log in, draw every page with its charts, find no error
+element; full-page screenshots are kept in test-artifacts/dashboards/."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.dashboards.browser import (
+    CHARTS,
+    ERRORS,
+    MANAGER,
+    PAGES,
+    SURVEILLANCE,
+    VISITS,
+    full_page_shot,
+    launch,
+    log_in,
+    nav_titles,
+    open_page,
+    pick,
+    search_round,
+    serve,
+    wait_idle,
+)
+from tests.dashboards.conftest import DemoStores
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "dashboards"
+
+
+@pytest.fixture(scope="module")
+def url(demo_stores: DemoStores, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    state = tmp_path_factory.mktemp("browser-state")
+    with serve(demo_stores.lake, demo_stores.marts, state) as address:
+        yield address
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    tab = browser.new_page(viewport={"width": 1400, "height": 900})
+    yield tab
+    tab.close()
+
+
+def test_manager_sees_every_page_drawn_without_an_error(
+    url: str, page: Page, marts: duckdb.DuckDBPyConnection
+) -> None:
+    log_in(page, url, MANAGER)
+    assert nav_titles(page) == [spec.title for spec in PAGES]
+    row = marts.execute(
+        "SELECT round_id FROM marts.main.fct_rounds WHERE game = 'pai_gow' AND violations > 0 "
+        "ORDER BY round_id LIMIT 1"
+    ).fetchone()
+    assert row is not None
+    for spec in VISITS:
+        open_page(page, spec)
+        if spec.slug == "round_explorer":
+            search_round(page, str(row[0]))
+            assert page.get_by_text("Rules cited").count() == 1
+        full_page_shot(page, ARTIFACTS / f"{spec.slug}.png")
+        assert page.locator(ERRORS).count() == 0, spec.slug
+        assert page.locator(CHARTS).count() == spec.charts, spec.slug
+        assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_surveillance_sees_integrity_dealers_and_round_explorer_only(url: str, page: Page) -> None:
+    log_in(page, url, SURVEILLANCE)
+    assert nav_titles(page) == ["Integrity", "Dealers", "Round explorer"]
+    assert page.get_by_role("heading", name="Integrity").count() == 1
+
+
+def test_a_page_address_before_login_shows_only_the_login(url: str, page: Page) -> None:
+    page.goto(f"{url}/revenue")
+    page.get_by_role("textbox", name="User name").wait_for()
+    wait_idle(page)
+    assert page.get_by_text("Page not found").count() == 1
+    assert page.locator('[data-testid="stMetric"]').count() == 0
+    assert page.locator('[data-testid="stSidebarNav"]').count() == 0
+
+
+def test_a_revenue_filter_redraws_the_numbers(url: str, page: Page) -> None:
+    log_in(page, url, MANAGER)
+    revenue = next(spec for spec in PAGES if spec.slug == "revenue")
+    open_page(page, revenue)
+    handle = page.locator('[data-testid="stMetric"]').first
+    before = handle.inner_text()
+    pick(page, "Game", "Tripóker (Three Card Poker)", revenue.charts)
+    assert handle.inner_text() != before
+    assert page.locator(ERRORS).count() == 0

@@ -1,0 +1,340 @@
+"""Every page rendered by Streamlit's AppTest on a demo night, for each role: nothing but the
+login before logging in, the roles' pages only, numbers equal to the marts', filters that
+change them, and hostile input that changes nothing."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import time as clock
+from pathlib import Path
+
+import duckdb
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboards import auth, ui
+from tests.dashboards.browser import MANAGER, SURVEILLANCE
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "dashboards" / "streamlit_app.py"
+TITLES = {
+    "floor": "Floor",
+    "revenue": "Revenue",
+    "integrity": "Integrity",
+    "dealers": "Dealers",
+    "progressive": "Progressive jackpot",
+    "round_explorer": "Round explorer",
+}
+CHARTS = {"floor": 1, "revenue": 2, "integrity": 3, "dealers": 2, "progressive": 2}
+
+
+def _money(cents: int) -> str:
+    """Independent of ui.money: céntimos to the S/ text the pages show."""
+    sign = "-" if cents < 0 else ""
+    return f"{sign}S/ {abs(cents) // 100:,}.{abs(cents) % 100:02d}"
+
+
+def _started() -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.run()
+    return at
+
+
+def _logged_in(who: tuple[str, str]) -> AppTest:
+    at = _started()
+    at.text_input(key="login_name").input(who[0])
+    at.text_input(key="login_password").input(who[1])
+    next(b for b in at.button if b.label == "Log in").click()
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _visit(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"app_pages/{page}.py")
+    at.run()
+    return at
+
+
+def _titles(at: AppTest) -> list[str]:
+    return [t.value for t in at.title]
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _nothing_wrong(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _unreachable(at: AppTest, page: str) -> bool:
+    """AppTest refuses to switch to a page the router did not register for this session."""
+    try:
+        at.switch_page(f"app_pages/{page}.py")
+    except ValueError as exc:
+        return "Could not find a navigation page" in str(exc)
+    return False
+
+
+def test_before_login_only_the_login_page_exists(dashboard_env: Path) -> None:
+    at = _started()
+    _nothing_wrong(at)
+    assert _titles(at) == ["Croupier"]
+    assert not at.metric and not at.dataframe
+    assert all(_unreachable(at, page) for page in TITLES)
+
+
+def test_wrong_password_is_refused_and_shows_nothing(dashboard_env: Path) -> None:
+    at = _logged_in(("ana", "not-her-password"))
+    assert [e.value for e in at.error] == ["Wrong user name or password."]
+    assert _titles(at) == ["Croupier"] and not at.metric
+
+
+@pytest.mark.parametrize(
+    ("who", "page"),
+    [(MANAGER, page) for page in TITLES]
+    + [(SURVEILLANCE, page) for page in ("integrity", "dealers", "round_explorer")],
+)
+def test_every_page_renders_for_each_role_that_may_see_it(
+    dashboard_env: Path, who: tuple[str, str], page: str
+) -> None:
+    at = _visit(_logged_in(who), page)
+    _nothing_wrong(at)
+    assert _titles(at) == [TITLES[page]]
+    assert len(at.get("vega_lite_chart")) == CHARTS.get(page, 0)
+
+
+def test_surveillance_cannot_reach_revenue_floor_or_progressive(dashboard_env: Path) -> None:
+    at = _logged_in(SURVEILLANCE)
+    assert _titles(at) == ["Integrity"]  # the first page this role may see
+    assert [p for p in TITLES if not _unreachable(at, p)] == [
+        "integrity", "dealers", "round_explorer"
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("page", ["revenue", "floor", "progressive"])
+def test_a_manager_page_run_directly_refuses_a_surveillance_session(
+    dashboard_env: Path, page: str
+) -> None:
+    at = AppTest.from_file(str(ROOT / "dashboards" / "app_pages" / f"{page}.py"))
+    at.session_state[auth.SESSION_KEY] = auth.User(
+        name="sam", role=auth.Role.SURVEILLANCE, logged_in_at=time.time()
+    )
+    at.run()
+    assert [w.value for w in at.warning] == [
+        "This page is not available to you. Log in with an account that may see it."
+    ]
+    assert not at.metric and not at.dataframe and not at.get("vega_lite_chart")
+
+
+def test_revenue_numbers_equal_the_revenue_mart(
+    dashboard_env: Path, marts: duckdb.DuckDBPyConnection
+) -> None:
+    at = _visit(_logged_in(MANAGER), "revenue")
+    row = marts.execute(
+        "SELECT sum(handle_cents), sum(house_result_cents), sum(commission_cents), "
+        "round(sum(theoretical_win_cents)), sum(rounds), sum(players) "
+        "FROM marts.main.agg_revenue WHERE period = 'day' AND dimension = 'casino'"
+    ).fetchone()
+    assert row is not None
+    handle, house, commission, theoretical, rounds, players = (int(x) for x in row)
+    shown = _metrics(at)
+    assert shown["Handle"] == _money(handle)
+    assert shown["House result"] == _money(house)
+    assert shown["Commission"] == _money(commission)
+    assert shown["Theoretical win"] == _money(theoretical)
+    assert shown["Rounds"] == f"{rounds:,}"
+    assert shown["Players"] == f"{players:,}"  # one casino day: distinct players of that day
+    by_game = next(df.value for df in at.dataframe if "game" in df.value.columns)
+    marts_games = dict(
+        marts.execute(
+            "SELECT dimension_value, handle_cents FROM marts.main.agg_revenue "
+            "WHERE period = 'day' AND dimension = 'game'"
+        ).fetchall()
+    )
+    shown_games = {
+        g: round(s * 100) for g, s in zip(by_game["game"], by_game["handle_cents"], strict=True)
+    }
+    assert shown_games == marts_games
+
+
+def test_revenue_filters_change_the_numbers_to_the_filtered_ones(
+    dashboard_env: Path, marts: duckdb.DuckDBPyConnection
+) -> None:
+    at = _visit(_logged_in(MANAGER), "revenue")
+    everything = _metrics(at)["Handle"]
+    at.multiselect(key="revenue_games").select("holdem")
+    at.run()
+    _nothing_wrong(at)
+    holdem = marts.execute(
+        "SELECT sum(handle_cents) FROM marts.main.agg_revenue "
+        "WHERE period = 'day' AND dimension = 'game' AND dimension_value = 'holdem'"
+    ).fetchone()
+    assert holdem is not None
+    assert _metrics(at)["Handle"] == _money(int(holdem[0])) != everything
+    dealer, handle = marts.execute(
+        "SELECT dealer_id, sum(wager_cents) FROM marts.main.fct_bets WHERE game = 'holdem' "
+        "GROUP BY 1 ORDER BY 1 LIMIT 1"
+    ).fetchone() or ("", 0)
+    at.multiselect(key="revenue_dealers").select(dealer)
+    at.run()
+    _nothing_wrong(at)
+    assert _metrics(at)["Handle"] == _money(int(handle))
+    played = {
+        s for (s,) in marts.execute("SELECT DISTINCT shift_no FROM marts.main.fct_bets").fetchall()
+    }
+    idle = min({1, 2, 3} - played)  # the demo plays three hours: some shift saw no play
+    at.multiselect(key="revenue_shifts").select(idle)
+    at.run()
+    _nothing_wrong(at)
+    assert [i.value for i in at.info] == ["No settled bets match these filters."]
+    assert not at.metric
+
+
+HOSTILE = [
+    "'; DROP TABLE fct_rounds; --",
+    "' OR '1'='1",
+    "PG-01-R00001' UNION SELECT * FROM fct_bets --",
+    "<script>alert(1)</script>",
+    "![x](http://127.0.0.1:1/leak.png)",
+]
+
+
+@pytest.mark.parametrize("typed", HOSTILE)
+def test_hostile_round_search_finds_nothing_and_harms_nothing(
+    dashboard_env: Path, marts: duckdb.DuckDBPyConnection, typed: str
+) -> None:
+    before = marts.execute("SELECT count(*) FROM marts.main.fct_rounds").fetchone()
+    at = _visit(_logged_in(SURVEILLANCE), "round_explorer")
+    at.text_input(key="find_round_id").input(typed)
+    at.run()
+    _nothing_wrong(at)
+    assert [i.value for i in at.info] == ["No round with this id:"]
+    assert [c.value for c in at.code] == [typed]  # shown as text, never as markdown
+    assert marts.execute("SELECT count(*) FROM marts.main.fct_rounds").fetchone() == before
+
+
+@pytest.mark.parametrize("typed", HOSTILE)
+def test_a_crafted_filter_value_is_dropped_before_any_query(
+    dashboard_env: Path, typed: str
+) -> None:
+    at = _visit(_logged_in(MANAGER), "revenue")
+    everything = _metrics(at)["Handle"]
+    at.multiselect(key="revenue_games").set_value([typed])  # not an option: as a crafted client
+    at.run()
+    _nothing_wrong(at)
+    assert at.multiselect(key="revenue_games").value == []
+    assert _metrics(at)["Handle"] == everything
+
+
+def test_overlong_round_search_is_cut_to_its_limit_by_the_server(dashboard_env: Path) -> None:
+    at = _visit(_logged_in(SURVEILLANCE), "round_explorer")
+    at.text_input(key="find_round_id").set_value("R" * 5_000)  # as a crafted client would
+    at.run()
+    _nothing_wrong(at)
+    assert [i.value for i in at.info] == ["No round with this id:"]
+    assert [c.value for c in at.code] == ["R" * 100]
+
+
+def test_round_found_by_table_and_time_shows_cards_settlement_and_events(
+    dashboard_env: Path, marts: duckdb.DuckDBPyConnection
+) -> None:
+    row = marts.execute(
+        "SELECT table_id, round_id, started_at FROM marts.main.fct_rounds "
+        "WHERE game = 'tripoker' ORDER BY started_at LIMIT 1 OFFSET 10"
+    ).fetchone()
+    assert row is not None
+    table_id, round_id, started_at = row
+    at = _visit(_logged_in(SURVEILLANCE), "round_explorer")
+    at.button_group(key="find_by").set_value("By table and time")
+    at.run()
+    at.selectbox(key="find_table").select(table_id)
+    at.date_input(key="find_day").set_value(started_at.date())
+    at.time_input(key="find_time").set_value(clock(started_at.hour, started_at.minute))
+    at.run()
+    _nothing_wrong(at)
+    assert at.selectbox(key="find_near").value == round_id  # started in that minute
+    assert at.subheader[0].value.replace("\\", "") == f"{round_id} · tripoker at {table_id}"
+    assert "nan" not in at.caption[-1].value.split()  # no missing value printed as NaN
+    shown = {s.value for s in at.subheader}
+    assert {"Cards", "Settlement", "Rules cited", "Events, in sequence order"} <= shown
+    rules = next(df.value for df in at.dataframe if list(df.value.columns) == ["rule_id", "text"])
+    assert "TCP-A11c" in set(rules["rule_id"])  # the dealer reveals and compares
+
+
+def _latest_violation(marts: duckdb.DuckDBPyConnection) -> str:
+    row = marts.execute(
+        "SELECT violation_id FROM marts.main.fct_violations ORDER BY occurred_at DESC LIMIT 1"
+    ).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_acknowledging_an_alert_names_the_user_in_the_audit_trail(
+    dashboard_env: Path, marts: duckdb.DuckDBPyConnection
+) -> None:
+    at = _visit(_logged_in(SURVEILLANCE), "integrity")
+    violation = _latest_violation(marts)
+    open_before = len(at.multiselect(key="ack_alerts").options)
+    at.multiselect(key="ack_alerts").select(f"violation:{violation}")
+    note = "Video checked; '; DROP TABLE ack_log; -- <b>not bold</b>"
+    at.text_area(key="ack_note").input(note)
+    next(b for b in at.button if b.label == "Acknowledge").click()
+    at.run()
+    _nothing_wrong(at)
+    assert [s.value for s in at.success][-1] == "1 alert(s) acknowledged by sam."
+    assert len(at.multiselect(key="ack_alerts").options) == open_before - 1
+    trail = next(df.value for df in at.dataframe if "acknowledged_by" in df.value.columns)
+    assert list(trail["acknowledged_by"]) == ["sam"]
+    assert list(trail["alert_id"]) == [violation]
+    assert list(trail["note"]) == [note]
+
+
+def test_acknowledging_without_a_note_is_refused(
+    dashboard_env: Path, marts: duckdb.DuckDBPyConnection
+) -> None:
+    at = _visit(_logged_in(MANAGER), "integrity")
+    at.multiselect(key="ack_alerts").select(f"violation:{_latest_violation(marts)}")
+    next(b for b in at.button if b.label == "Acknowledge").click()
+    at.run()
+    assert [w.value for w in at.warning] == ["Write a note: what was checked and what was decided."]
+
+
+def test_log_out_goes_back_to_the_login(dashboard_env: Path) -> None:
+    at = _logged_in(MANAGER)
+    assert _titles(at) == ["Floor"]
+    next(b for b in at.button if b.label == "Log out").click()
+    at.run()
+    assert _titles(at) == ["Croupier"] and not at.metric
+
+
+def test_sso_is_offered_only_when_an_identity_provider_is_configured(dashboard_env: Path) -> None:
+    plain = _started()
+    assert [b.label for b in plain.button] == ["Log in"]
+    configured = AppTest.from_file(str(APP), default_timeout=120)
+    configured.secrets["auth"] = {
+        "redirect_uri": "http://127.0.0.1:8501/oauth2callback",
+        "cookie_secret": "a-long-random-secret",
+        "client_id": "croupier",
+        "client_secret": "secret",
+        "server_metadata_url": "http://127.0.0.1:1/.well-known/openid-configuration",
+    }
+    configured.run()
+    assert [b.label for b in configured.button] == ["Log in", "Log in with single sign-on"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["![x](http://127.0.0.1:1/leak.png)", "[click](javascript:alert(1))", ":material/home:",
+     "<img src=x onerror=alert(1)>", "$x^2$", "**bold** _it_ `code` # title", "PG-01-R00010"],
+)  # fmt: skip
+def test_data_shown_in_markdown_is_escaped(text: str) -> None:
+    escaped = ui.plain(text)
+    assert re.sub(r"\\(.)", r"\1", escaped) == text  # nothing lost
+    specials = re.compile(r"[!-/:-@\[-`{-~]")
+    for i, char in enumerate(escaped):
+        if specials.match(char) and char != "\\":
+            assert escaped[i - 1] == "\\", (text, escaped, i)
