@@ -1,7 +1,7 @@
 """The text of every rule ID, so a dashboard can show the article beside the ID it cites.
 
 `rule_texts.json` (shipped in this package) is generated from the spec by
-`uv run python -m dashboards.rule_texts --spec ../shared/spec --events docs/events.md`.
+`uv run python -m dashboards.rule_texts --spec docs/spec --events docs/events.md`.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def text_of(rule_id: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--spec", type=Path, default=Path("../shared/spec"))
+    parser.add_argument("--spec", type=Path, default=Path("docs/spec"))
     parser.add_argument("--events", type=Path, default=Path("docs/events.md"))
     parser.add_argument("--out", type=Path, default=DATA_FILE)
     args = parser.parse_args()

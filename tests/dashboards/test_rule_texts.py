@@ -11,7 +11,7 @@ from pathlib import Path
 from dashboards import rule_texts
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC = ROOT.parent / "shared" / "spec"
+SPEC = ROOT / "docs" / "spec"  # copies of the shared spec (docs/spec/README.md)
 
 
 def _ids_in(folder: str) -> set[str]:
