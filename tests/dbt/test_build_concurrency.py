@@ -58,11 +58,14 @@ out.write_text(json.dumps({"seen": sorted(seen), "errors": errors, "queries": qu
 
 
 def settled(lake: lakes.Lake) -> tuple[int, int]:
+    """Settlements in the lake and their house result; (0, 0) before the writer made the table."""
     con = lakes.connect(lake, read_only=True)
     try:
         row = con.execute(
             "SELECT count(*), coalesce(sum(house_result_cents), 0) FROM settlements"
         ).fetchone()
+    except duckdb.CatalogException:  # the catalog file exists, its tables not yet
+        return (0, 0)
     finally:
         con.close()
     return (int(row[0]), int(row[1])) if row else (0, 0)
