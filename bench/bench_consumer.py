@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -109,22 +110,39 @@ def raw_consume_rate(bootstrap: str, topic: str, total: int) -> float:
     return total / elapsed
 
 
-def lake_progress(lake: Path, topic: str) -> int:
-    try:
-        con = lakes.connect(lakes.Lake(root=lake), read_only=True)
-    except Exception:
-        return 0
-    try:
-        row = con.execute(
+class LakeReader:
+    """One long-lived read-only connection to a lake, as a dashboard holds one.
+
+    It sees each new snapshot on its next query. Every result is read to the end (fetchall):
+    a half-read result keeps the SQLite catalog's read lock, and the writer's next commit then
+    waits for it (and fails after SQLite's 5 s busy timeout)."""
+
+    def __init__(self, lake: Path) -> None:
+        self.lake = lakes.Lake(root=lake)
+        self.con: duckdb.DuckDBPyConnection | None = None
+
+    def query(self, sql: str, params: list[object] | None = None) -> list[tuple[object, ...]]:
+        if self.con is None:
+            if not self.lake.exists:
+                return []
+            self.con = lakes.connect(self.lake, read_only=True)
+        try:
+            return self.con.execute(sql, params or []).fetchall()
+        except duckdb.Error:
+            return []  # the consumer has not created its tables yet
+
+    def progress(self, topic: str) -> int:
+        """Messages of `topic` committed to the lake (sum of next offsets over partitions)."""
+        rows = self.query(
             "SELECT coalesce(sum(o), 0) FROM (SELECT max(next_offset) o FROM consumer_offsets "
             "WHERE source_topic = ? GROUP BY source_partition)",
             [topic],
-        ).fetchone()
-    except Exception:
-        return 0
-    finally:
-        con.close()
-    return int(row[0]) if row else 0
+        )
+        return int(str(rows[0][0])) if rows else 0
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
 
 
 def consumer_process(bootstrap: str, lake: Path, topic: str, *extra: str) -> subprocess.Popen[str]:
@@ -136,24 +154,39 @@ def consumer_process(bootstrap: str, lake: Path, topic: str, *extra: str) -> sub
     )  # fmt: skip
 
 
-def consume_backlog(bootstrap: str, topic: str, sent: int, lake: Path, workers: int) -> float:
-    """Events/s of `croupier consume --workers N` on the backlog, first commit to last."""
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def consume_backlog(
+    bootstrap: str, topic: str, sent: int, lake: Path, workers: int
+) -> tuple[float, float]:
+    """(events/s first commit to last, events per CPU-second of the consumer processes) of
+    `croupier consume --workers N` on the backlog. The CPU figure does not depend on what else
+    the machine runs; it counts start-up and the idle wait too, so it is a lower bound."""
+    cpu_before = children_cpu_s()
     process = consumer_process(
         bootstrap, lake, topic, "--stop-when-idle", "3", "--workers", str(workers)
     )
+    reader = LakeReader(lake)
     first_at = first_done = None
-    while True:
-        done = lake_progress(lake, topic)
-        now = time.perf_counter()
-        if done and first_at is None:
-            first_at, first_done = now, done
-        if done >= sent or process.poll() is not None:
-            break
-        time.sleep(0.2)
+    try:
+        while True:
+            done = reader.progress(topic)
+            now = time.perf_counter()
+            if done and first_at is None:
+                first_at, first_done = now, done
+            if done >= sent or process.poll() is not None:
+                break
+            time.sleep(0.2)
+    finally:
+        reader.close()
+    rate = (sent - (first_done or 0)) / max(1e-9, time.perf_counter() - (first_at or 0))
     _, err = process.communicate(timeout=120)
     if process.returncode != 0:
         raise SystemExit(f"consumer failed:\n{err[-2000:]}")
-    return (sent - (first_done or 0)) / max(1e-9, time.perf_counter() - (first_at or 0))
+    return rate, sent / max(1e-9, children_cpu_s() - cpu_before)
 
 
 def bench_throughput(bootstrap: str, total: int, folder: Path) -> None:
@@ -163,12 +196,15 @@ def bench_throughput(bootstrap: str, total: int, folder: Path) -> None:
     raw = raw_consume_rate(bootstrap, topic, sent)
     print(f"throughput on a backlog of {sent:,} messages ({PARTITIONS} partitions)")
     line("raw confluent-kafka consume, no processing", f"{raw:>12,.0f} msg/s")
+    best = 0.0
     for workers in (1, 2):
-        rate = consume_backlog(bootstrap, topic, sent, folder / f"lake-{workers}", workers)
+        rate, per_cpu = consume_backlog(bootstrap, topic, sent, folder / f"lake-{workers}", workers)
+        best = max(best, rate)
         label = f"Kafka -> processor -> lake, croupier consume --workers {workers}"
         line(label, f"{rate:>12,.0f} events/s")
         line(f"  ratio to raw (target >= 0.30), --workers {workers}", f"{rate / raw:>12.2f}")
-    line("target >= 50,000 events/s", "met" if rate >= 50_000 else "NOT met")
+        line(f"  events per CPU-second of the consumer, --workers {workers}", f"{per_cpu:>12,.0f}")
+    line("target >= 50,000 events/s", "met" if best >= 50_000 else "NOT met")
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     line("largest consumer process, peak RSS (target < 1,024 MB)", f"{peak_mb:>12,.0f} MB")
 
@@ -189,24 +225,24 @@ def bench_latency(bootstrap: str, rate: int, seconds: float, folder: Path) -> No
     visible: list[float] = []
 
     def poll_lake() -> None:
+        # One connection for the whole run, polled every 20 ms: a new snapshot shows on the
+        # next query (attaching afresh each time cost more than the interval).
+        reader = LakeReader(lake)
         seen: dict[int, int] = {}
         while not stop.is_set():
-            try:
-                con = lakes.connect(lakes.Lake(root=lake), read_only=True)
-                rows = con.execute(
-                    "SELECT source_partition, max(source_offset) FROM events GROUP BY 1"
-                ).fetchall()
-                con.close()
-            except Exception:
-                rows = []
+            rows = reader.query(
+                "SELECT source_partition, max(source_offset) FROM events GROUP BY 1"
+            )
             now = time.perf_counter()
             for partition, top in rows:
-                for offset in range(seen.get(partition, -1) + 1, int(top) + 1):
-                    sent = sent_at.get((partition, offset))
+                p, t = int(str(partition)), int(str(top))
+                for offset in range(seen.get(p, -1) + 1, t + 1):
+                    sent = sent_at.get((p, offset))
                     if sent is not None:
                         visible.append(now - sent)
-                seen[partition] = int(top)
-            time.sleep(0.05)
+                seen[p] = t
+            time.sleep(0.02)
+        reader.close()
 
     time.sleep(8)  # let the consumer join its group before the clock starts
     poller = threading.Thread(target=poll_lake, daemon=True)
@@ -253,7 +289,8 @@ def main() -> None:
     parser.add_argument("--bootstrap", default=None, help="Kafka bootstrap servers")
     parser.add_argument("--events", type=int, default=None, help="backlog size")
     args = parser.parse_args()
-    total = args.events or (100_000 if args.quick else 2_000_000)
+    # Quick: still several 50k-message batches, so the rate is not one batch's timing.
+    total = args.events or (300_000 if args.quick else 2_000_000)
     folder = Path(tempfile.mkdtemp(prefix="bench-consumer-"))
     try:
         with kafka_local.available(args.bootstrap) as bootstrap:

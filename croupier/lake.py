@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,15 +116,30 @@ def connect(
         con.execute("LOAD sqlite_scanner")
         con.execute(lake.attach_sql(read_only=read_only))
         con.execute(f"USE {LAKE_ALIAS}")
+        if create:
+            use_wal(lake.catalog)
     except Exception:
         con.close()
         raise
     return con
 
 
+def use_wal(catalog: Path) -> None:
+    """Put the SQLite catalog in WAL mode (persistent, in the file): readers then never block
+    the writer's commit. In the default rollback journal a long-lived reader polling every
+    20 ms, as a dashboard does, wedged both sides on "database is locked" within seconds until
+    the consumer gave up; in WAL mode the same reader ran alongside without one failure."""
+    con = sqlite3.connect(catalog, timeout=30)
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+    finally:
+        con.close()
+
+
 def current_snapshot(con: duckdb.DuckDBPyConnection) -> int:
-    row = con.execute(f"FROM {LAKE_ALIAS}.current_snapshot()").fetchone()
-    return int(row[0]) if row else 0
+    # fetchall: a result left half-read keeps SQLite's read lock and blocks the writer
+    rows = con.execute(f"FROM {LAKE_ALIAS}.current_snapshot()").fetchall()
+    return int(rows[0][0]) if rows else 0
 
 
 def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:

@@ -27,7 +27,7 @@ def _logging(verbose: bool) -> None:
 @click.option("--topic", default=None, help="Topic to read (default: configured kafka_topic).")
 @click.option("--group", default=None, help="Consumer group (default: kafka_consumer_group).")
 @click.option(
-    "--batch-size", default=20_000, show_default=True, help="Most messages per transaction."
+    "--batch-size", default=50_000, show_default=True, help="Most messages per transaction."
 )
 @click.option(
     "--stop-when-idle",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -160,3 +161,15 @@ def test_lake_info_on_missing_lake_is_a_clear_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["lake", "info", "--lake", str(tmp_path / "nope")])
     assert result.exit_code == 1
     assert "croupier lake init" in result.output
+
+
+def test_lake_init_puts_the_catalog_in_wal_mode_so_readers_never_block_the_writer(
+    tmp_path: Path,
+) -> None:
+    result = CliRunner().invoke(main, ["lake", "init", "--lake", str(tmp_path / "lake")])
+    assert result.exit_code == 0, result.output
+    con = sqlite3.connect(tmp_path / "lake" / "catalog.sqlite")
+    try:
+        assert con.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    finally:
+        con.close()
