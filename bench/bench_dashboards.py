@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lake_clone import clone_nights, source_night
+from lake_clone import clone_nights, count_rounds, source_night
 from playwright.sync_api import sync_playwright
 
 from croupier import lake as lakes
@@ -44,12 +44,7 @@ def stores(work: Path, *, quick: bool, rounds: int | None) -> tuple[lakes.Lake, 
     latest round's id."""
     tables, hours, target = (1, 2.0, rounds or 2_000) if quick else (3, 8.0, rounds or 1_000_000)
     night = source_night(work / f"night-{tables}x{hours:g}h", tables=tables, hours=hours)
-    con = lakes.connect(night, read_only=True)
-    try:
-        row = con.execute("SELECT count(*) FROM rounds").fetchone()
-    finally:
-        con.close()
-    per_night = int(row[0]) if row else 0
+    per_night = count_rounds(night)
     nights = math.ceil(target / per_night)
     lake = lakes.Lake(root=work / f"dash-lake-{nights}n-{per_night}r")
     marts = work / f"dash-marts-{nights}n-{per_night}r"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lake_clone import clone_nights, source_night
+from lake_clone import clone_nights, count_rounds, source_night
 
 from croupier import lake as lakes
 from croupier.commands.build import build_marts, connect_marts
@@ -67,15 +67,6 @@ QUERIES: dict[str, str] = {
 
 def line(label: str, value: str) -> None:
     print(f"{label:<58} {value}", flush=True)
-
-
-def count_rounds(lake: lakes.Lake) -> int:
-    con = lakes.connect(lake, read_only=True)
-    try:
-        row = con.execute("SELECT count(*) FROM rounds").fetchone()
-    finally:
-        con.close()
-    return int(row[0]) if row else 0
 
 
 def dbt_split(marts: Path) -> str:

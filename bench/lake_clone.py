@@ -74,3 +74,12 @@ def clone_nights(source: lakes.Lake, target: lakes.Lake, *, first: int, count: i
         raise
     finally:
         con.close()
+
+
+def count_rounds(lake: lakes.Lake) -> int:
+    con = lakes.connect(lake, read_only=True)
+    try:
+        row = con.execute("SELECT count(*) FROM rounds").fetchone()
+    finally:
+        con.close()
+    return int(row[0]) if row else 0

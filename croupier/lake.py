@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,6 +108,19 @@ def connect(
         raise LakeError(f"no lake at {lake.root}: run `croupier lake init` first")
     if create:
         lake.data_path.mkdir(parents=True, exist_ok=True)
+    con = open_session([lake.attach_sql(read_only=read_only)], use=LAKE_ALIAS)
+    if create:
+        try:
+            use_wal(lake.catalog)
+        except Exception:
+            con.close()
+            raise
+    return con
+
+
+def open_session(attach: Sequence[str], *, use: str) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with the DuckLake extensions loaded from the pinned
+    wheels, each ATTACH statement of `attach` run, and the database `use` in use."""
     install_extensions()
     con = duckdb.connect(config={"autoinstall_known_extensions": False})
     try:
@@ -114,10 +128,9 @@ def connect(
         con.execute("SET enable_progress_bar = false")
         con.execute("LOAD ducklake")
         con.execute("LOAD sqlite_scanner")
-        con.execute(lake.attach_sql(read_only=read_only))
-        con.execute(f"USE {LAKE_ALIAS}")
-        if create:
-            use_wal(lake.catalog)
+        for statement in attach:
+            con.execute(statement)
+        con.execute(f"USE {use}")
     except Exception:
         con.close()
         raise

@@ -63,19 +63,9 @@ def connect_marts(
     store = marts_store(marts)
     if not store.exists:
         raise lakes.LakeError(f"no marts at {marts}: run `croupier build` first")
-    lakes.install_extensions()
-    con = duckdb.connect(config={"autoinstall_known_extensions": False})
-    try:
-        con.execute("LOAD ducklake")
-        con.execute("LOAD sqlite_scanner")
-        if lake is not None:
-            con.execute(lake.attach_sql(read_only=True))
-        con.execute(store.attach_sql(alias=MARTS_ALIAS, read_only=read_only))
-        con.execute(f"USE {MARTS_ALIAS}")
-    except Exception:
-        con.close()
-        raise
-    return con
+    attach = [lake.attach_sql(read_only=True)] if lake is not None else []
+    attach.append(store.attach_sql(alias=MARTS_ALIAS, read_only=read_only))
+    return lakes.open_session(attach, use=MARTS_ALIAS)
 
 
 # The lake tables whose rows the marts are built from incrementally (their row ids are the
