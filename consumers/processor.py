@@ -297,6 +297,7 @@ class Processor:
             if event.round_id is not None and event.round_id == state.round_id:
                 state.round_events.append(event)
                 state.round_events.sort(key=lambda e: e.seq)
+                _count_again_if_void(state, event)
                 self._maybe_finish(state, out)
             return
         if event.round_id is None:
@@ -468,6 +469,7 @@ class Processor:
             )
             return
         state.round_events.append(event)
+        _count_again_if_void(state, event)
         if isinstance(event, _ROUND_CLOSERS):
             state.round_end_pending = True
             self._maybe_finish(state, out)
@@ -525,14 +527,20 @@ class Processor:
         round_row = result.round_row
         round_row["violations"] = len(state.round_findings)
         out.add("rounds", round_row)
-        if result.voided:
-            state.needs_count = state.needs_wash = True  # PGP-A7c: count again after a void
         if result.meter_after_cents is not None:
             state.meter_cents = result.meter_after_cents
         state.round_id = None
         state.round_events = []
         state.round_findings = []
         state.round_end_pending = False
+
+
+def _count_again_if_void(state: TableState, event: Event) -> None:
+    """PGP-A7c: the deck is counted and washed again after a voided round. Noted when the void
+    is applied, not when its round finishes: a finish can wait on a missing seq while the count
+    that follows the void arrives."""
+    if isinstance(event, RoundVoided):
+        state.needs_count = state.needs_wash = True
 
 
 def _classify(exc: InvalidEvent) -> str:

@@ -124,3 +124,30 @@ def test_batching_does_not_change_the_result(settled: tuple[Path, object], tmp_p
     other = tmp_path / "lake"
     run(raw, other, batch=997)
     assert content_hashes(open_lake(other)) == content_hashes(open_lake(root))
+
+
+def test_a_gap_before_a_void_does_not_lose_the_count_that_follows_it() -> None:
+    """A seq skipped inside a voided round delays the round's finish until the next round
+    starts, while the count and wash that follow the void (PGP-A7c) arrive in between: the
+    count must still satisfy the void, so the gap is the only finding."""
+    from consumers.processor import Processor
+    from events import Game, dump_event, parse_event
+    from producers.simulator import simulate
+
+    events = [
+        parse_event(m.value)
+        for m in simulate(tables={Game.PAI_GOW: 6}, hours=12, seed=8, faults={})
+    ]
+    void = next(e for e in events if e.event_type == "round_voided")
+    table = [e for e in events if e.table_id == void.table_id]
+    skipped = [e.model_copy(update={"seq": e.seq + 1}) if e.seq >= void.seq else e for e in table]
+    assert [e.event_type for e in skipped if e.seq > void.seq + 1][:2] == [
+        "deck_counted",
+        "deck_washed",
+    ]
+    rows = Processor().process(
+        [RawMessage(dump_event(e), e.table_id.encode(), "t", 0, i) for i, e in enumerate(skipped)]
+    )
+    assert [(v["rule_id"], v["round_id"]) for v in rows.rows.get("violations", [])] == [
+        ("EVT-GAP", void.round_id)
+    ]
