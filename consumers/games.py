@@ -387,7 +387,11 @@ def _pai_gow_deal(kinds: RoundEvents) -> tuple[dict[int, tuple[int, ...]], dict[
 
 
 def _pai_gow_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
-    findings = procedure.pai_gow_deal(kinds.all) + procedure.pai_gow_dice(kinds.all)
+    findings = [
+        *procedure.pai_gow_deal(kinds.all),
+        *procedure.pai_gow_dice(kinds.all),
+        *procedure.pai_gow_unbet_groups(kinds.all),
+    ]
     if not isinstance(profile, PaiGowProfile):
         return findings
     try:

@@ -13,8 +13,17 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from events.models import BetPlaced, BetsClosed, CardsDealt, DiceRolled, Event, Game, Recipient
-from rules.pai_gow import GROUP_SIZE, LEFTOVER_CARDS, POSITIONS, serpentine_deal_order
+from events.models import (
+    BetPlaced,
+    BetsClosed,
+    CardsDealt,
+    DiceRolled,
+    Event,
+    Game,
+    HandSet,
+    Recipient,
+)
+from rules.pai_gow import DEALER, GROUP_SIZE, LEFTOVER_CARDS, POSITIONS, serpentine_deal_order
 
 
 class Severity(StrEnum):
@@ -253,6 +262,17 @@ def pai_gow_deal(events: Sequence[Event]) -> list[Finding]:
                 )
                 break
     return findings
+
+
+def pai_gow_unbet_groups(events: Sequence[Event]) -> list[Finding]:
+    """The groups of positions without a bet are collected unseen into the discard rack
+    (PGP-A12b): a hand set at a player position that has no bet shows such a group's cards."""
+    bettors = {e.seat for e in events if isinstance(e, BetPlaced)}
+    return [
+        finding_at(e, "PGP-A12b", "unbet_group_unseen", Severity.MAJOR, seat=e.seat)
+        for e in events
+        if isinstance(e, HandSet) and e.seat != DEALER and e.seat not in bettors
+    ]
 
 
 def pai_gow_dice(events: Sequence[Event]) -> list[Finding]:

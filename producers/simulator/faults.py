@@ -21,6 +21,7 @@ class Fault(StrEnum):
     SERPENTINE = "serpentine"
     LEFTOVER_CARDS = "leftover_cards"
     BET_AFTER_CLOSE = "bet_after_close"
+    UNBET_GROUP_SEEN = "unbet_group_seen"
     HOUSE_WAY = "house_way"
     OVERPAYMENT = "overpayment"
     UNDERPAYMENT = "underpayment"
@@ -114,6 +115,14 @@ FAULTS: dict[Fault, FaultSpec] = {
         default_rate=0.002,
         description="an empty seat's bet is accepted after bets_closed (the dice were shaken) "
         "and plays the round",
+    ),
+    Fault.UNBET_GROUP_SEEN: FaultSpec(
+        rule_ids={Game.PAI_GOW: "PGP-A12b"},
+        check=Check.PROCEDURE,
+        unit=Unit.ROUND,
+        default_rate=0.002,
+        description="the group of a position without a bet is turned up and set (a hand_set "
+        "for that seat) instead of going to the discard rack unseen; nothing is paid on it",
     ),
     Fault.HOUSE_WAY: FaultSpec(
         rule_ids={Game.PAI_GOW: "PGP-A13c"},

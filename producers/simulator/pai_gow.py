@@ -221,6 +221,11 @@ class PaiGowTable(TableSim):
                     surrendered=surrendered,
                 )
             )
+        seen = [p for p in unbet if group_at[p] != short_group]  # a short group: A10a's fault
+        if seen and self.chance(Fault.UNBET_GROUP_SEEN):
+            seat = rng.choice(seen)
+            hand = house_way(groups[group_at[seat]], way)
+            events.append(self._hand_set(seat, hand, (Fault.UNBET_GROUP_SEEN,)))
         dealer_cards = groups[group_at[DEALER]]
         dealer_hand = house_way(dealer_cards, way)  # PGP-A13b, A13c: the banker sets last
         dealer_faults: tuple[Fault | tuple[Fault, str], ...] = ()

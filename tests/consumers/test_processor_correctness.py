@@ -17,8 +17,8 @@ from tests.consumers.helpers import expected_violations, found_violations, night
 
 # Rates high enough that every fault shows several times in a short night.
 FAULTS = (
-    "deck_count:0.05,missing_cut:0.02,duplicate_card:0.01,serpentine:0.02,leftover_cards:0.02,"
-    "bet_after_close:0.02,house_way:0.03,overpayment:0.02,underpayment:0.02,"
+    "deck_count:0.2,missing_cut:0.02,duplicate_card:0.01,serpentine:0.02,leftover_cards:0.02,"
+    "bet_after_close:0.02,unbet_group_seen:0.02,house_way:0.03,overpayment:0.02,underpayment:0.02,"
     "commission_not_taken:0.02,exposed_card:0.02,same_deck:0.02,biased_dice:0.5,seq_gap:0.002,"
     "duplicate_event:0.002,out_of_order:0.002,malformed:0.002"
 )

@@ -210,6 +210,16 @@ def pai_gow_hands(events: Sequence[Event]) -> dict[int, tuple[int, ...]]:
     return {(first + g - 1) % 7: groups[g] for g in groups}
 
 
+def unbet_groups_unseen(events: Sequence[Event]) -> list[Finding]:
+    """PGP-A12b: only the dealer and the positions with a bet show (set) their cards."""
+    wagers = {e.seat for e in events if isinstance(e, BetPlaced)}
+    return [
+        ("PGP-A12b", str(e.event_id))
+        for e in events
+        if isinstance(e, HandSet) and e.seat and e.seat not in wagers
+    ]
+
+
 def house_way_followed(events: Sequence[Event], profile: PaiGowProfile) -> list[Finding]:
     hands = pai_gow_hands(events)
     for event in events:
@@ -374,6 +384,7 @@ def procedure_findings(stream: TableStream) -> list[Finding]:
         if isinstance(profile, PaiGowProfile):
             findings += pai_gow_deal(events)
             if any(isinstance(e, DiceRolled) for e in events):
+                findings += unbet_groups_unseen(events)
                 findings += house_way_followed(events, profile)
                 findings += pai_gow_payouts(round_id, events, profile)
         elif isinstance(profile, TripokerProfile):

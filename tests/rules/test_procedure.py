@@ -113,6 +113,18 @@ def test_pgp_a11c_a_deal_without_a_valid_roll() -> None:
     assert procedure.pai_gow_dice(events) == []
 
 
+def test_pgp_a12b_a_hand_set_at_a_position_without_a_bet() -> None:
+    def hand(seat: int) -> Event:
+        return ev("hand_set", seat=seat, high=["As", "Ad", "Kc", "Kd", "2c"], low=["3h", "4h"])
+
+    # Seats 1 and 3 bet; the dealer (seat 0) always sets; seat 5's group was turned up.
+    events = [bet(1), bet(3), ev("bets_closed"), hand(1), hand(3), hand(5), hand(0)]
+    found = procedure.pai_gow_unbet_groups(events)
+    assert rules_of(found) == ["PGP-A12b"]
+    assert found[0].evidence == {"seat": 5} and found[0].event_id == str(events[5].event_id)
+    assert procedure.pai_gow_unbet_groups(events[:5] + events[6:]) == []
+
+
 def test_tcp_a8_every_hand_has_three_cards() -> None:
     events = [
         dealt("seat", ["As", "Kd"], [1, 3], game="tripoker", seat=1),
