@@ -5,13 +5,16 @@
 2. latency: events published at a steady rate, time from sending to the row being visible in the
    lake to a reader (p50, p99);
 3. memory: the consumer's peak RSS on the backlog;
-4. `croupier demo` wall time on its default size (full mode only).
+4. stages: the CPU an event costs in each stage (read, validate, process, store), beside the
+   budget per event that 30 % of the raw rate leaves on this machine's cores;
+5. `croupier demo` wall time on its default size (full mode only).
 Uses the broker given by --bootstrap or the configuration, else starts a private one.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import os
 import resource
@@ -29,9 +32,13 @@ from pathlib import Path
 import duckdb
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+from pydantic import ValidationError
 
+from consumers.processor import Processor, RawMessage
+from consumers.sink import LakeSink
 from croupier import kafka_local
 from croupier import lake as lakes
+from events.codec import EVENT_ADAPTER
 from producers.simulator import Message, simulate
 
 PARTITIONS = 6
@@ -207,6 +214,48 @@ def bench_throughput(bootstrap: str, total: int, folder: Path) -> None:
     line("target >= 50,000 events/s", "met" if best >= 50_000 else "NOT met")
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     line("largest consumer process, peak RSS (target < 1,024 MB)", f"{peak_mb:>12,.0f} MB")
+    bench_stages(raw, min(sent, 200_000), folder)
+
+
+def bench_stages(raw: float, count: int, folder: Path) -> None:
+    """Where an event's CPU goes, stage by stage in this process on the same messages, beside
+    the budget that 30 % of the raw rate leaves: `cores / (0.3 x raw)` CPU-microseconds.
+
+    Reading it from Kafka is the raw loop's cost; validating it against the contract is the
+    validator the processor calls; processing is the rest of `Processor.process` (state
+    machines, procedure checks, settlement); storing commits the rows it made in 50,000-event
+    batches, as the consumer does."""
+    sample = [
+        RawMessage(msg.value, msg.key.encode(), "bench", 0, offset)
+        for offset, msg in enumerate(messages(count))
+    ]
+    validate = EVENT_ADAPTER.validator.validate_json
+    begun = time.process_time()
+    for message in sample:
+        with contextlib.suppress(ValidationError):  # the malformed-message fault's output
+            validate(message.value)
+    validate_us = (time.process_time() - begun) / count * 1e6
+    processor = Processor()
+    begun = time.process_time()
+    batches = [processor.process(sample[i : i + 50_000]) for i in range(0, count, 50_000)]
+    process_us = (time.process_time() - begun) / count * 1e6 - validate_us
+    sink = LakeSink(lakes.Lake(root=folder / "stages-lake"))
+    begun = time.process_time()
+    for batch in batches:
+        sink.commit(batch)
+    store_us = (time.process_time() - begun) / count * 1e6
+    sink.close()
+    read_us = 1e6 / raw
+    cores = os.cpu_count() or 1
+    budget_us = cores / (0.3 * raw) * 1e6
+    print(f"CPU per event, stage by stage, one thread ({count:,} events)")
+    line("read from Kafka (the raw loop above)", f"{read_us:>12.2f} us")
+    line("validate against the contract (pydantic-core)", f"{validate_us:>12.2f} us")
+    line("process: state machines, procedure checks, settlement", f"{process_us:>12.2f} us")
+    line("store the rows in the lake (DuckDB, 50k events a commit)", f"{store_us:>12.2f} us")
+    total_us = read_us + validate_us + process_us + store_us
+    line(f"budget at 30 % of raw on {cores} cores, all of them busy", f"{budget_us:>12.2f} us")
+    line("  sum / budget (above 1: 30 % of raw is out of reach)", f"{total_us / budget_us:>12.2f}")
 
 
 def bench_latency(bootstrap: str, rate: int, seconds: float, folder: Path) -> None:
