@@ -221,7 +221,8 @@ class PaiGowTable(TableSim):
                     surrendered=surrendered,
                 )
             )
-        seen = [p for p in unbet if group_at[p] != short_group]  # a short group: A10a's fault
+        # A group dealt one card short (leftover_cards) is not a hand anyone could set.
+        seen = [p for p in unbet if group_at[p] != short_group]
         if seen and self.chance(Fault.UNBET_GROUP_SEEN):
             seat = rng.choice(seen)
             hand = house_way(groups[group_at[seat]], way)
