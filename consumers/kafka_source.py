@@ -25,7 +25,7 @@ from confluent_kafka import (
 )
 
 from consumers.pipeline import Pipeline, RawMessage
-from producers.client import ensure_topic
+from producers.client import CredentialsRefused, credentials_refused, ensure_topic
 
 log = logging.getLogger("croupier.consumer")
 # How often a batch being read looks whether the previous commit has finished.
@@ -55,6 +55,7 @@ class KafkaSource:
         self.pipeline = pipeline
         self.options = options
         self.stopping = threading.Event()
+        self._refused: KafkaError | None = None
         self.consumer = Consumer(
             {
                 **client_config,
@@ -70,6 +71,7 @@ class KafkaSource:
                 "heartbeat.interval.ms": 2_000,
                 # Prefetch is per partition; bounded so memory stays flat on any backlog.
                 "queued.max.messages.kbytes": 16_384,
+                "error_cb": self._on_error,
             }
         )
         self.dead_letters: Producer | None = None
@@ -109,6 +111,13 @@ class KafkaSource:
     def request_stop(self, *_: object) -> None:
         self.stopping.set()
 
+    def _on_error(self, error: KafkaError) -> None:
+        if credentials_refused(error):  # no retry can mend it: stop, and say why
+            self._refused = error
+            self.stopping.set()
+        else:  # librdkafka retries transport errors itself
+            log.warning("kafka: %s", error)
+
     def run(self, *, install_signal_handlers: bool = True) -> int:
         """Consume until stopped (SIGTERM/SIGINT or idle limit); returns the events processed."""
         if install_signal_handlers:
@@ -135,6 +144,8 @@ class KafkaSource:
                 self._maybe_report(time.monotonic())
         finally:
             self.close()
+        if self._refused is not None:
+            raise CredentialsRefused(self._refused)
         return self.events_total
 
     def _read_batch(self) -> list[RawMessage]:

@@ -36,10 +36,18 @@ class LocalBroker:
     version: str
     port: int = 9092
     controller_port: int = 9093
+    # A second client listener, SASL_PLAINTEXT with the PLAIN mechanism, accepting these
+    # (user, password) pairs: to try a site's SASL client settings against a real broker.
+    sasl_port: int | None = None
+    sasl_users: tuple[tuple[str, str], ...] = ()
 
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def sasl_bootstrap(self) -> str | None:
+        return None if self.sasl_port is None else f"127.0.0.1:{self.sasl_port}"
 
     @property
     def lib_dir(self) -> Path:
@@ -171,6 +179,16 @@ def _write_config(broker: LocalBroker) -> None:
         "auto.create.topics.enable": "false",
         "message.max.bytes": str(2 * 1024 * 1024),
     }
+    if broker.sasl_port is not None:
+        sasl = f"SASL_PLAINTEXT://127.0.0.1:{broker.sasl_port}"
+        users = " ".join(f'user_{name}="{password}"' for name, password in broker.sasl_users)
+        props["listeners"] += "," + sasl
+        props["advertised.listeners"] += "," + sasl
+        props["listener.security.protocol.map"] += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
+        props["sasl.enabled.mechanisms"] = "PLAIN"
+        props["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = (
+            f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};"
+        )
     broker.config_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     (broker.home / "log4j2.properties").write_text(
         "rootLogger.level = INFO\n"
@@ -237,8 +255,8 @@ def start(broker: LocalBroker, *, timeout: float = 120.0) -> tuple[int, bool]:
         return pid, False
     _require("java", "install a Java 17+ runtime (Debian: openjdk-17-jre-headless)")
     ensure_jars(broker)
-    for port in (broker.port, broker.controller_port):
-        if _port_in_use(port):
+    for port in (broker.port, broker.controller_port, broker.sasl_port):
+        if port is not None and _port_in_use(port):
             raise KafkaLocalError(
                 f"port {port} on 127.0.0.1 is taken by another program; stop it, or choose "
                 "other ports (CROUPIER_LOCAL_KAFKA_PORT / CROUPIER_LOCAL_KAFKA_CONTROLLER_PORT)"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -30,6 +31,19 @@ class PublishError(RuntimeError):
 class FatalPublishError(PublishError):
     """The producer hit a fatal error (e.g. fenced, or an idempotence guarantee could not be kept):
     it cannot send any more; create a new one after looking at the cause."""
+
+
+class CredentialsRefused(RuntimeError):
+    """The broker refused this client's credentials (SASL): a configuration error that no
+    retry can mend, so it stops the client at once instead of retrying until a timeout."""
+
+    def __init__(self, error: KafkaError) -> None:
+        super().__init__(f"the broker refused the credentials: {error.str()}")
+        self.error = error
+
+
+def credentials_refused(error: KafkaError) -> bool:
+    return error.code() in (KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,8 +76,21 @@ def ensure_topic(
 
     `replication_factor=-1` takes the broker's `default.replication.factor`.
     """
-    admin = AdminClient(dict(client_config))
-    existing = admin.list_topics(timeout=timeout).topics
+    errors: list[KafkaError] = []
+    config: dict[str, Any] = {**client_config, "error_cb": errors.append}
+    admin = AdminClient(config)
+    deadline = time.monotonic() + timeout
+    while True:  # in short slices, so refused credentials end it at once
+        try:
+            existing = admin.list_topics(timeout=min(1.0, deadline - time.monotonic())).topics
+            break
+        except KafkaException:
+            admin.poll(0)  # serves error_cb
+            refused = next((e for e in errors if credentials_refused(e)), None)
+            if refused is not None:
+                raise CredentialsRefused(refused) from None
+            if time.monotonic() >= deadline - 0.05:
+                raise
     if topic in existing:
         return False
     futures = admin.create_topics(
@@ -151,7 +178,7 @@ class TableEventProducer:
     # ---- callbacks (run inside poll/flush, on the calling thread) -----------------------------
 
     def _on_error(self, error: KafkaError) -> None:
-        if error.fatal():
+        if error.fatal() or credentials_refused(error):
             self._fatal = error
             log.error("fatal Kafka producer error: %s", error)
         else:

@@ -68,6 +68,7 @@ def consume(
     from consumers.pipeline import Pipeline
     from consumers.sink import LakeSink
     from croupier.config import get_settings
+    from producers.client import CredentialsRefused
 
     _logging(verbose)
     settings = get_settings()
@@ -85,6 +86,8 @@ def consume(
                 stop_when_idle_s=stop_when_idle,
             ),
         )
+    except CredentialsRefused as exc:
+        raise click.ClickException(f"Kafka: {exc}") from None
     finally:
         sink.close()
     click.echo(f"consumed {total} messages", err=True)
