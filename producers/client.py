@@ -287,8 +287,13 @@ class TableEventProducer:
         return self._producer.poll(timeout)
 
     def flush(self, timeout: float | None = None) -> int:
-        """Wait for every queued message to be delivered or to fail; returns how many remain."""
-        remaining = int(self._producer.flush(self._flush_timeout if timeout is None else timeout))
+        """Wait for every queued message to be delivered or to fail, or for a fatal error;
+        returns how many remain."""
+        deadline = time.monotonic() + (self._flush_timeout if timeout is None else timeout)
+        while True:  # in slices: after a fatal error nothing more will be delivered
+            remaining = int(self._producer.flush(max(0.0, min(1.0, deadline - time.monotonic()))))
+            if not remaining or self._fatal is not None or time.monotonic() >= deadline:
+                break
         if remaining == 0 and self._on_delivery_user is None:
             self.delivered = self.sent - self.failed
         return remaining

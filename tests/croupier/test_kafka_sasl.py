@@ -17,6 +17,7 @@ import pytest
 
 from croupier import kafka_local
 from croupier import lake as lakes
+from producers.client import CredentialsRefused, FatalPublishError, TableEventProducer
 from tests.conftest import make_broker
 
 pytestmark = pytest.mark.kafka
@@ -102,3 +103,29 @@ def test_refused_credentials_stop_the_cli_with_an_error_that_says_so(
     (error,) = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
     assert error.startswith("Error: Kafka: the broker refused the credentials: ")
     assert "Invalid username or password" in error
+
+
+def test_the_producer_client_reports_refused_credentials_as_fatal(
+    sasl_broker: kafka_local.LocalBroker, topic_name: str
+) -> None:
+    """For device integrators using producers.client directly: with the topic check, creating
+    the client fails; without it, closing does, naming the broker's reason either way."""
+    security = {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": USER,
+        "sasl.password": "not-the-password",
+    }
+    client = {
+        "bootstrap_servers": sasl_broker.sasl_bootstrap,
+        "topic": topic_name,
+        "partitions": 1,
+        "extra_config": security,
+        "flush_on_sigterm": False,
+    }
+    with pytest.raises(CredentialsRefused, match="Invalid username or password"):
+        TableEventProducer(**client)
+    producer = TableEventProducer(**client, create_topic=False)
+    producer.send_unchecked("PG-01", b"{}")
+    with pytest.raises(FatalPublishError, match="Invalid username or password"):
+        producer.close()
