@@ -25,7 +25,7 @@ from confluent_kafka import (
 )
 
 from consumers.pipeline import Pipeline, RawMessage
-from producers.client import CredentialsRefused, credentials_refused, ensure_topic
+from producers.client import KafkaSecurityError, ensure_topic, security_failure
 
 log = logging.getLogger("croupier.consumer")
 # How often a batch being read looks whether the previous commit has finished.
@@ -55,7 +55,7 @@ class KafkaSource:
         self.pipeline = pipeline
         self.options = options
         self.stopping = threading.Event()
-        self._refused: KafkaError | None = None
+        self._security_error: KafkaError | None = None
         self.consumer = Consumer(
             {
                 **client_config,
@@ -112,8 +112,8 @@ class KafkaSource:
         self.stopping.set()
 
     def _on_error(self, error: KafkaError) -> None:
-        if credentials_refused(error):  # no retry can mend it: stop, and say why
-            self._refused = error
+        if security_failure(error):  # no retry can mend it: stop, and say why
+            self._security_error = error
             self.stopping.set()
         else:  # librdkafka retries transport errors itself
             log.warning("kafka: %s", error)
@@ -144,8 +144,8 @@ class KafkaSource:
                 self._maybe_report(time.monotonic())
         finally:
             self.close()
-        if self._refused is not None:
-            raise CredentialsRefused(self._refused)
+        if self._security_error is not None:
+            raise KafkaSecurityError(self._security_error)
         return self.events_total
 
     def _read_batch(self) -> list[RawMessage]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+KEYSTORE_PASSWORD = "croupier-local"  # a local test broker's self-signed key, nothing secret
 LOG4J_VERSION = "2.24.3"
 
 
@@ -40,6 +41,9 @@ class LocalBroker:
     # (user, password) pairs: to try a site's SASL client settings against a real broker.
     sasl_port: int | None = None
     sasl_users: tuple[tuple[str, str], ...] = ()
+    # A TLS listener (SSL) with a self-signed certificate for 127.0.0.1, made with keytool;
+    # clients trust it with ssl.ca.location = `ca_file`.
+    ssl_port: int | None = None
 
     @property
     def bootstrap(self) -> str:
@@ -48,6 +52,14 @@ class LocalBroker:
     @property
     def sasl_bootstrap(self) -> str | None:
         return None if self.sasl_port is None else f"127.0.0.1:{self.sasl_port}"
+
+    @property
+    def ssl_bootstrap(self) -> str | None:
+        return None if self.ssl_port is None else f"127.0.0.1:{self.ssl_port}"
+
+    @property
+    def ca_file(self) -> Path:
+        return self.home / "ca.pem"
 
     @property
     def lib_dir(self) -> Path:
@@ -189,6 +201,15 @@ def _write_config(broker: LocalBroker) -> None:
         props["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = (
             f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};"
         )
+    if broker.ssl_port is not None:
+        keystore = _self_signed_keystore(broker)
+        tls = f"SSL://127.0.0.1:{broker.ssl_port}"
+        props["listeners"] += "," + tls
+        props["advertised.listeners"] += "," + tls
+        props["listener.security.protocol.map"] += ",SSL:SSL"
+        props["ssl.keystore.type"] = "PKCS12"
+        props["ssl.keystore.location"] = str(keystore)
+        props["ssl.keystore.password"] = props["ssl.key.password"] = KEYSTORE_PASSWORD
     broker.config_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     (broker.home / "log4j2.properties").write_text(
         "rootLogger.level = INFO\n"
@@ -200,6 +221,26 @@ def _write_config(broker: LocalBroker) -> None:
         "logger.kafka.name = kafka\nlogger.kafka.level = INFO\n"
         "logger.state.name = state.change.logger\nlogger.state.level = WARN\n"
     )
+
+
+def _self_signed_keystore(broker: LocalBroker) -> Path:
+    """The broker's key and certificate (127.0.0.1, localhost) in a PKCS12 keystore, and the
+    certificate as PEM in `ca_file` for clients; made once per broker folder."""
+    keystore = broker.home / "broker.p12"
+    if keystore.exists() and broker.ca_file.exists():
+        return keystore
+    keytool = _require("keytool", "it comes with the Java runtime (openjdk-17-jre-headless)")
+    common = ["-alias", "broker", "-keystore", str(keystore), "-storepass", KEYSTORE_PASSWORD]
+    for args in (
+        ["-genkeypair", "-keyalg", "RSA", "-keysize", "2048", "-validity", "3650",
+         "-storetype", "PKCS12", "-dname", "CN=127.0.0.1",
+         "-ext", "SAN=IP:127.0.0.1,DNS:localhost"],
+        ["-exportcert", "-rfc", "-file", str(broker.ca_file)],
+    ):  # fmt: skip
+        result = subprocess.run([keytool, *args, *common], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise KafkaLocalError(f"keytool {args[0]} failed:\n{result.stderr[-2000:]}")
+    return keystore
 
 
 def _java_cmd(broker: LocalBroker, main_class: str, *args: str) -> list[str]:
@@ -255,7 +296,7 @@ def start(broker: LocalBroker, *, timeout: float = 120.0) -> tuple[int, bool]:
         return pid, False
     _require("java", "install a Java 17+ runtime (Debian: openjdk-17-jre-headless)")
     ensure_jars(broker)
-    for port in (broker.port, broker.controller_port, broker.sasl_port):
+    for port in (broker.port, broker.controller_port, broker.sasl_port, broker.ssl_port):
         if port is not None and _port_in_use(port):
             raise KafkaLocalError(
                 f"port {port} on 127.0.0.1 is taken by another program; stop it, or choose "

@@ -33,17 +33,22 @@ class FatalPublishError(PublishError):
     it cannot send any more; create a new one after looking at the cause."""
 
 
-class CredentialsRefused(RuntimeError):
-    """The broker refused this client's credentials (SASL): a configuration error that no
-    retry can mend, so it stops the client at once instead of retrying until a timeout."""
+class KafkaSecurityError(RuntimeError):
+    """The security handshake with the broker failed: credentials refused (SASL) or a
+    certificate not trusted (TLS). A configuration error that no retry mends, so it stops the
+    client at once instead of retrying until a timeout."""
 
     def __init__(self, error: KafkaError) -> None:
-        super().__init__(f"the broker refused the credentials: {error.str()}")
+        super().__init__(f"security handshake failed: {error.str()}")
         self.error = error
 
 
-def credentials_refused(error: KafkaError) -> bool:
-    return error.code() in (KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED)
+def security_failure(error: KafkaError) -> bool:
+    return error.code() in (
+        KafkaError._AUTHENTICATION,
+        KafkaError.SASL_AUTHENTICATION_FAILED,
+        KafkaError._SSL,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,15 +85,15 @@ def ensure_topic(
     config: dict[str, Any] = {**client_config, "error_cb": errors.append}
     admin = AdminClient(config)
     deadline = time.monotonic() + timeout
-    while True:  # in short slices, so refused credentials end it at once
+    while True:  # in short slices, so a failed security handshake ends it at once
         try:
             existing = admin.list_topics(timeout=min(1.0, deadline - time.monotonic())).topics
             break
         except KafkaException:
             admin.poll(0)  # serves error_cb
-            refused = next((e for e in errors if credentials_refused(e)), None)
-            if refused is not None:
-                raise CredentialsRefused(refused) from None
+            failed = next((e for e in errors if security_failure(e)), None)
+            if failed is not None:
+                raise KafkaSecurityError(failed) from None
             if time.monotonic() >= deadline - 0.05:
                 raise
     if topic in existing:
@@ -178,7 +183,7 @@ class TableEventProducer:
     # ---- callbacks (run inside poll/flush, on the calling thread) -----------------------------
 
     def _on_error(self, error: KafkaError) -> None:
-        if error.fatal() or credentials_refused(error):
+        if error.fatal() or security_failure(error):
             self._fatal = error
             log.error("fatal Kafka producer error: %s", error)
         else:

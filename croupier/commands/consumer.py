@@ -68,7 +68,7 @@ def consume(
     from consumers.pipeline import Pipeline
     from consumers.sink import LakeSink
     from croupier.config import get_settings
-    from producers.client import CredentialsRefused
+    from producers.client import KafkaSecurityError
 
     _logging(verbose)
     settings = get_settings()
@@ -86,7 +86,7 @@ def consume(
                 stop_when_idle_s=stop_when_idle,
             ),
         )
-    except CredentialsRefused as exc:
+    except KafkaSecurityError as exc:
         raise click.ClickException(f"Kafka: {exc}") from None
     finally:
         sink.close()
