@@ -87,7 +87,8 @@ def ensure_topic(
     deadline = time.monotonic() + timeout
     while True:  # in short slices, so a failed security handshake ends it at once
         try:
-            existing = admin.list_topics(timeout=min(1.0, deadline - time.monotonic())).topics
+            slice_s = max(0.05, min(1.0, deadline - time.monotonic()))  # never <= 0: forever
+            existing = admin.list_topics(timeout=slice_s).topics
             break
         except KafkaException:
             admin.poll(0)  # serves error_cb
