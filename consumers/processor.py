@@ -14,12 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from pydantic import ValidationError
-
 from consumers.games import finish_round
 from consumers.sink import RowBatch
 from events import MAX_EVENT_BYTES, Event, InvalidEvent, dump_event, parse_event
-from events.codec import EVENT_ADAPTER
 from events.models import (
     CutCompleted,
     DealerChanged,
@@ -54,10 +51,6 @@ GAP_WINDOW = 8
 MAX_PENDING_GAP = 1_000
 RECENT_IDS = 256
 DEAD_LETTER_RAW_LIMIT = 1 << 20
-# The contract's own validator, called directly: `parse_event` is this call plus the upcasting
-# and error translation of a refused message, so a message it accepts is parsed identically and
-# any other message is handed to `parse_event` itself.
-_VALIDATE_JSON = EVENT_ADAPTER.validator.validate_json
 _ROUND_CLOSERS = (RoundEnded, RoundVoided)
 
 
@@ -241,10 +234,7 @@ class Processor:
                 reason, detail = "undecodable", f"not UTF-8: {exc}"
             else:
                 try:
-                    try:
-                        event = _VALIDATE_JSON(raw)
-                    except ValidationError:
-                        event = parse_event(raw)
+                    event = parse_event(raw)
                 except InvalidEvent as exc:
                     reason, detail = _classify(exc), str(exc)
                 except Exception as exc:

@@ -17,9 +17,9 @@ import duckdb
 import pytest
 
 from croupier import kafka_local
-from croupier import lake as lakes
 from producers.client import FatalPublishError, KafkaSecurityError, TableEventProducer
 from tests.conftest import make_broker
+from tests.consumers.helpers import open_lake
 
 pytestmark = pytest.mark.kafka
 
@@ -90,7 +90,7 @@ def test_security_settings_reach_the_producer_and_the_consumer(
         "consume", "--lake", str(lake), "--topic", topic_name, "--stop-when-idle", "3",
     )  # fmt: skip
     assert consumed.returncode == 0, consumed.stderr[-2000:]
-    con = lakes.connect(lakes.Lake(root=lake), read_only=True)
+    con = open_lake(lake)
     try:
         row = con.execute("SELECT count(*) FROM events").fetchone()
     except duckdb.Error as exc:
