@@ -24,6 +24,7 @@ from events.models import (
     DeckOpened,
     DeckRetired,
     DeckWashed,
+    Game,
     JokerDestroyed,
     ProgressiveMeterReset,
     RoundEnded,
@@ -52,6 +53,7 @@ MAX_PENDING_GAP = 1_000
 RECENT_IDS = 256
 DEAD_LETTER_RAW_LIMIT = 1 << 20
 _ROUND_CLOSERS = (RoundEnded, RoundVoided)
+_ROUND_BOUNDS = frozenset({RoundStarted, *_ROUND_CLOSERS})
 
 
 class RawMessage(NamedTuple):
@@ -75,7 +77,7 @@ class TableState:
     casino_id: str = ""
     game: str = ""
     last_seq: int | None = None
-    recent_ids: list[str] = field(default_factory=list)
+    recent_ids: list[int] = field(default_factory=list)  # event_ids as 128-bit integers
     # [missing seq, round_id, event_id, seq, occurred_at] of the event that revealed it
     pending_missing: list[list[Any]] = field(default_factory=list)
     profile: str | None = None
@@ -97,9 +99,9 @@ class TableState:
     round_findings: list[Finding] = field(default_factory=list)
     round_end_pending: bool = False
 
-    _recent: set[str] | None = field(default=None, repr=False, compare=False)
+    _recent: set[int] | None = field(default=None, repr=False, compare=False)
 
-    def seen(self, event_id: str) -> bool:
+    def seen(self, event_id: int) -> bool:
         """True for a repeated event_id; else remembers it among the last RECENT_IDS."""
         if self._recent is None:
             self._recent = set(self.recent_ids)
@@ -194,51 +196,68 @@ class Processor:
     def process(self, messages: Sequence[RawMessage]) -> RowBatch:
         out = RowBatch()
         tables, dirty = self.tables, self._dirty
+        # (payload bytes, partition, offset): the sink reads the envelope out of the payload.
         events = out.rows.setdefault("events", [])
         for msg in messages:
             self._position += 1
-            decoded = self._decode(msg, out)
-            if decoded is None:
+            event = self._decode(msg, out)
+            if event is None:
                 continue
-            event, payload = decoded
             table_id = event.table_id
             state = tables.get(table_id) or self._table(table_id)
             dirty[table_id] = msg.offset if msg.offset is not None else self._position
-            if self._apply(state, event, out):
-                # The payload as received; the sink reads the envelope columns out of it.
-                events.append(
-                    {
-                        "payload": payload,
-                        "source_partition": msg.partition,
-                        "source_offset": msg.offset,
-                    }
+            if state.seen(event.event_id.int):
+                self._violation(
+                    state,
+                    out,
+                    finding_at(event, "EVT-DUP", "duplicate_event", Severity.MINOR),
+                    event.round_id,
                 )
+                continue  # a repeated event is dropped (and reported)
+            events.append((msg.value, msg.partition, msg.offset))
+            seq = event.seq
+            if (
+                # Most events: the next seq, nothing outstanding, inside the open round, and
+                # neither starting nor closing it. Such an event only joins its round.
+                seq == (state.last_seq or 0) + 1
+                and state.round_id is not None
+                and event.round_id == state.round_id
+                and not state.pending_missing
+                and not state.round_end_pending
+                and type(event) not in _ROUND_BOUNDS
+            ):
+                state.last_seq = seq
+                state.round_events.append(event)
+            else:
+                if not state.game:
+                    state.game, state.casino_id = event.game.value, event.casino_id
                 self._after(state, event, out)
         return out
 
-    def _decode(self, msg: RawMessage, out: RowBatch) -> tuple[Event, str] | None:
-        """The event and its text, or None after writing the message's dead letter."""
+    def _decode(self, msg: RawMessage, out: RowBatch) -> Event | None:
+        """The event, or None after writing the message's dead letter."""
         raw = msg.value
         reason: str | None = None
         detail = ""
         event: Event | None = None
-        text = ""
         if raw is None:
             reason, detail = "empty", "message has no value"
         elif len(raw) > MAX_EVENT_BYTES:
             reason, detail = "oversized", f"{len(raw)} bytes > {MAX_EVENT_BYTES}"
         else:
             try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                reason, detail = "undecodable", f"not UTF-8: {exc}"
-            else:
+                # The JSON parser refuses bytes that are not UTF-8, so an accepted payload is
+                # valid text; a refused one is told apart below.
+                event = parse_event(raw)
+            except InvalidEvent as exc:
+                reason, detail = _classify(exc), str(exc)
+            except Exception as exc:
+                reason, detail = "unparseable", f"{type(exc).__name__}: {exc}"
+            if reason is not None:
                 try:
-                    event = parse_event(raw)
-                except InvalidEvent as exc:
-                    reason, detail = _classify(exc), str(exc)
-                except Exception as exc:
-                    reason, detail = "unparseable", f"{type(exc).__name__}: {exc}"
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    reason, detail = "undecodable", f"not UTF-8: {exc}"
         if event is not None and msg.key is not None and msg.key != event.table_id.encode():
             reason = "key_mismatch"
             detail = f"message key {msg.key!r} is not the event's table_id {event.table_id!r}"
@@ -258,23 +277,9 @@ class Processor:
                     "detail": detail[:2000],
                 },
             )
-        return None if event is None else (event, text)
+        return event
 
     # -- one event -----------------------------------------------------------------------------
-    def _apply(self, state: TableState, event: Event, out: RowBatch) -> bool:
-        """Stream checks; False for a repeated event, which is dropped (and reported)."""
-        if state.seen(str(event.event_id)):
-            self._violation(
-                state,
-                out,
-                finding_at(event, "EVT-DUP", "duplicate_event", Severity.MINOR),
-                event.round_id,
-            )
-            return False
-        if not state.game:
-            state.game, state.casino_id = event.game.value, event.casino_id
-        return True
-
     def _after(self, state: TableState, event: Event, out: RowBatch) -> None:
         """Everything after the event's row: rounds, table state, procedure checks."""
         late = self._sequence(state, event, out)
@@ -473,7 +478,7 @@ class Processor:
             )
         elif not state.cut:
             checks.append(finding_at(event, CUT_RULE[game], "cut_before_round", Severity.MAJOR))
-        if game.value == "pai_gow" and (state.needs_count or state.needs_wash):
+        if game is Game.PAI_GOW and (state.needs_count or state.needs_wash):
             checks.append(
                 finding_at(
                     event,
@@ -484,11 +489,11 @@ class Processor:
                     washed=not state.needs_wash,
                 )
             )
-        elif game.value != "pai_gow" and not state.decks.get(event.deck_id, [0, 0, 0])[2]:
+        elif game is not Game.PAI_GOW and not state.decks.get(event.deck_id, [0, 0, 0])[2]:
             checks.append(
                 finding_at(event, "ALL-3", "deck_verified", Severity.MAJOR, deck_id=event.deck_id)
             )
-        if game.value == "holdem" and state.last_round_deck == event.deck_id:
+        if game is Game.HOLDEM and state.last_round_deck == event.deck_id:
             checks.append(
                 finding_at(
                     event, "THP-A2d", "alternating_decks", Severity.MAJOR, deck_id=event.deck_id

@@ -38,9 +38,9 @@ ANALYTIC_TABLES = (
 class RowBatch:
     """Rows for each derived table, in the order the processor produced them."""
 
-    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    rows: dict[str, list[Any]] = field(default_factory=dict)
 
-    def add(self, table: str, row: dict[str, Any]) -> None:
+    def add(self, table: str, row: Any) -> None:
         self.rows.setdefault(table, []).append(row)
 
     def extend(self, other: RowBatch) -> None:
@@ -161,10 +161,11 @@ class LakeSink:
         return {str(t): json.loads(s) for t, s in rows if wanted is None or t in wanted}
 
 
-# Event rows arrive as (payload, partition, offset): DuckDB reads the envelope out of the JSON
-# (vectorised, off the GIL) instead of Python building thirteen columns per event. One
-# json_extract_string over a list of paths parses each payload once; ten `->>` parsed it ten
-# times (about 5x the CPU for the same values).
+# Event rows arrive as (payload, partition, offset), the payload as the message's bytes (UTF-8,
+# or the contract's JSON parser would have refused it; Arrow checks again): DuckDB reads the
+# envelope out of the JSON (vectorised, off the GIL) instead of Python building thirteen
+# columns per event. One json_extract_string over a list of paths parses each payload once;
+# ten `->>` parsed it ten times (about 5x the CPU for the same values).
 EVENT_ROW_SCHEMA = pa.schema(
     [
         pa.field("payload", pa.string()),
@@ -210,13 +211,19 @@ def retry_when_locked(action: Callable[[], T], *, conflicts: bool = False) -> T:
     raise AssertionError("unreachable")
 
 
-def to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
+def to_arrow(table: str, rows: list[Any]) -> pa.Table:
     """Rows to an Arrow table of the table's schema, column by column (many times faster than
-    `pa.Table.from_pylist`, which dominated the sink's time)."""
-    schema = EVENT_ROW_SCHEMA if table == "events" else ARROW_SCHEMAS[table]
-    return pa.Table.from_arrays(
-        [pa.array([row[f.name] for row in rows], type=f.type) for f in schema], schema=schema
-    )
+    `pa.Table.from_pylist`, which dominated the sink's time). Rows are dicts, except events:
+    (payload, partition, offset) tuples."""
+    if table == "events":
+        schema, keys = EVENT_ROW_SCHEMA, list(range(len(EVENT_ROW_SCHEMA)))
+    else:
+        schema, keys = ARROW_SCHEMAS[table], ARROW_SCHEMAS[table].names
+    columns = [
+        pa.array([row[k] for row in rows], type=f.type)
+        for k, f in zip(keys, schema, strict=True)
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def content_hashes(con: duckdb.DuckDBPyConnection, *, positions: bool = True) -> dict[str, str]:
