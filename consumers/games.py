@@ -26,6 +26,7 @@ from events.models import (
     Recipient,
     RoundStarted,
     RoundVoided,
+    Spot,
 )
 from rules import procedure
 from rules.cards import CANONICAL, CardError, cards_str
@@ -101,7 +102,10 @@ def load_profile(name: str) -> Profile:
 
 
 def _cards(texts: Sequence[str]) -> tuple[int, ...]:
-    return tuple(CANONICAL[t] for t in texts)  # the contract admits only canonical spellings
+    return tuple(map(_CARD_OF, texts))  # the contract admits only canonical spellings
+
+
+_CARD_OF = CANONICAL.__getitem__
 
 
 def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
@@ -134,9 +138,10 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
         voided=voided is not None,
     )
     row = result.round_row
-    result.findings += procedure.duplicate_cards(game, events)
-    result.findings += procedure.one_player_per_zone(game, events)
-    result.findings += procedure.bets_within_limits(events, state.limits)
+    # Each check skips events of other types: it is given only those it reads.
+    result.findings += procedure.duplicate_cards(game, kinds.of(CardsDealt))
+    result.findings += procedure.one_player_per_zone(game, bets)
+    result.findings += procedure.bets_within_limits(bets, state.limits)
     if game is Game.PAI_GOW:
         result.findings += procedure.bets_after_close(events)
     if abandoned:
@@ -180,7 +185,7 @@ def _return_bets(
             _row(
                 state,
                 bet.seat,
-                bet.spot.value,
+                bet.spot,
                 "player",
                 bet.player_ref,
                 bet.amount_cents,
@@ -258,28 +263,32 @@ def _settlement_rows(
     settled: RoundSettlement,
     bets: Sequence[BetPlaced],
 ) -> None:
-    refs = {(b.seat, b.spot.value): b.player_ref for b in bets}
+    # Spots, bettors and outcomes are StrEnums: the members themselves are the strings the rows
+    # and keys need (the event's Spot and the rules' Spot compare and hash as their text),
+    # without the enum's `.value` lookup, a Python call per use.
+    refs: dict[tuple[int, str], str | None] = {(b.seat, b.spot): b.player_ref for b in bets}
     refs_by_seat = {b.seat: b.player_ref for b in bets}
-    recorded = {(e.seat, e.spot.value): e for e in kinds.of(PayoutRecorded)}
+    recorded: dict[tuple[int, str], PayoutRecorded] = {
+        (e.seat, e.spot): e for e in kinds.of(PayoutRecorded)
+    }
     # The dealer's record per (seat, spot) is compared with the lines the rules computed for
     # that spot (one line per spot today; a list keeps a future split spot honest).
     computed: dict[tuple[int, str], list[Settlement]] = defaultdict(list)
     for line in settled.settlements:
-        computed[(line.seat, line.spot.value)].append(line)
+        computed[(line.seat, line.spot)].append(line)
     rows = result.rows["settlements"]
     for line in settled.settlements:
-        spot = line.spot.value
-        key = (line.seat, spot)
+        key = (line.seat, line.spot)
         lines = computed[key]
         rec = recorded.get(key) if lines[0] is line else None
         row = _row(
             state,
             line.seat,
-            spot,
-            line.bettor.value,
+            line.spot,
+            line.bettor,
             refs.get(key, refs_by_seat.get(line.seat)),
             line.wager_cents,
-            line.outcome.value,
+            line.outcome,
             line.payout_cents,
             line.capped_cents,
             line.commission_cents,
@@ -295,7 +304,7 @@ def _settlement_rows(
             # The row's difference compares the record with this line only; fix it for spots
             # that group several lines.
             row["payout_difference_cents"] = _recorded_net(rec) - sum(ln.net_cents for ln in lines)
-        if rec is not None:
+        if rec is not None and row["payout_difference_cents"]:
             result.findings += _payment_findings(game, rec, lines)
     result.round_row["house_result_cents"] = settled.house_result_cents
     for entry_no, entry in enumerate(settled.jackpot, start=1):
@@ -501,7 +510,7 @@ def _tripoker(state: TableState, kinds: RoundEvents, profile: Profile) -> RoundS
     antes: dict[int, int] = defaultdict(int)
     pair_plus: dict[int, int] = defaultdict(int)
     for bet in kinds.of(BetPlaced):
-        (antes if bet.spot.value == "ante" else pair_plus)[bet.seat] += bet.amount_cents
+        (antes if bet.spot is Spot.ANTE else pair_plus)[bet.seat] += bet.amount_cents
     decisions = {e.seat: Decision(e.decision.value) for e in kinds.of(PlayerDecided)}
     seats = tuple(
         TripokerSeat(
@@ -530,12 +539,12 @@ def _holdem(state: TableState, kinds: RoundEvents, profile: Profile) -> RoundSet
     community = kinds.of(CommunityDealt)
     for street in ("flop", "turn", "river"):
         for e in community:
-            if e.street.value == street:
+            if e.street == street:
                 board.extend(_cards(e.cards))
     antes: dict[int, int] = defaultdict(int)
     progressive: dict[int, int] = defaultdict(int)
     for bet in kinds.of(BetPlaced):
-        if bet.spot.value == "progressive":
+        if bet.spot is Spot.PROGRESSIVE:
             progressive[bet.seat] += bet.amount_cents
         else:
             antes[bet.seat] += bet.amount_cents

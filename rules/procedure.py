@@ -158,9 +158,10 @@ def bets_within_limits(
     (min, max) céntimos as the table_opened event posted them."""
     findings: list[Finding] = []
     for event in events:
-        if not isinstance(event, BetPlaced) or event.spot.value not in limits:
+        # The spot is a StrEnum: it finds its text key without `.value`.
+        if not isinstance(event, BetPlaced) or event.spot not in limits:
             continue
-        low, high = limits[event.spot.value]
+        low, high = limits[event.spot]
         if not low <= event.amount_cents <= high:
             findings.append(
                 finding_at(
