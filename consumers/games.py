@@ -92,7 +92,6 @@ class RoundResult:
     round_row: dict[str, Any]
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     findings: list[Finding] = field(default_factory=list)
-    voided: bool = False
     meter_after_cents: int | None = None
 
 
@@ -135,7 +134,6 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
             "wager_cents": sum(b.amount_cents for b in bets),
             "house_result_cents": 0,
         },
-        voided=voided is not None,
     )
     row = result.round_row
     # Each check skips events of other types: it is given only those it reads.

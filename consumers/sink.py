@@ -43,16 +43,6 @@ class RowBatch:
     def add(self, table: str, row: Any) -> None:
         self.rows.setdefault(table, []).append(row)
 
-    def extend(self, other: RowBatch) -> None:
-        for table, rows in other.rows.items():
-            self.rows.setdefault(table, []).extend(rows)
-
-    def count(self, table: str) -> int:
-        return len(self.rows.get(table, ()))
-
-    def __len__(self) -> int:
-        return sum(len(r) for r in self.rows.values())
-
 
 class LakeSink:
     """Owns one read-write connection to the lake."""
