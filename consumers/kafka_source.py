@@ -17,6 +17,7 @@ from typing import Any
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
+    TIMESTAMP_NOT_AVAILABLE,
     Consumer,
     KafkaError,
     KafkaException,
@@ -166,7 +167,10 @@ class KafkaSource:
             # constructor is a Python call): per message this loop cost as much as validating.
             new = tuple.__new__
             out += [
-                new(RawMessage, (m.value(), m.key(), m.topic(), m.partition(), m.offset()))
+                new(
+                    RawMessage,
+                    (m.value(), m.key(), m.topic(), m.partition(), m.offset(), _timestamp(m)),
+                )
                 for m in messages
                 if m.error() is None
             ]
@@ -257,6 +261,12 @@ class KafkaSource:
         finally:
             if self.dead_letters is not None:
                 self.dead_letters.flush(10)
+
+
+def _timestamp(msg: Any) -> int | None:
+    """The broker's timestamp in ms, or None where the message has none."""
+    kind, ms = msg.timestamp()
+    return ms if kind != TIMESTAMP_NOT_AVAILABLE else None
 
 
 def _check(error: KafkaError) -> None:

@@ -89,7 +89,7 @@ class Pipeline:
         batch = self.processor.process(messages)
         offsets: dict[tuple[str, int], int] = {}
         owners = self._partition_of_table
-        for _, key, topic, partition, offset in messages:
+        for _, key, topic, partition, offset, _ in messages:
             if partition is None:
                 continue
             if key is not None:

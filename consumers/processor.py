@@ -67,6 +67,7 @@ class RawMessage(NamedTuple):
     topic: str | None = None
     partition: int | None = None
     offset: int | None = None
+    timestamp_ms: int | None = None  # the broker's timestamp (create or log-append time)
 
 
 @dataclass
