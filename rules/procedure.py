@@ -248,7 +248,9 @@ def pai_gow_deal(events: Sequence[Event]) -> list[Finding]:
         }
         for number, event in sorted(groups.items()):
             orders = list(event.deal_order)
-            wanted = [expected[(number, card)] for card in range(1, len(orders) + 1)]
+            # A card beyond the seventh has no place in the deal (None): a group of more than
+            # seven cards, reported under PGP-A10a, is not dealt in the serpentine order either.
+            wanted = [expected.get((number, card)) for card in range(1, len(orders) + 1)]
             if orders != wanted:
                 findings.append(
                     finding_at(

@@ -106,6 +106,17 @@ def test_pgp_a10d_five_cards_left_is_a_violation() -> None:
     assert "PGP-A10d" in found and "PGP-A10a" in found
 
 
+def test_pgp_a10a_a_group_of_eight_cards_is_reported_not_raised() -> None:
+    """Found by the consumer fuzzer: a group with an eighth card raised KeyError (the serpentine
+    check looked up the eighth card's place in the deal), stopping the consumer."""
+    serpentine: dict[int, list[int]] = {g: [] for g in range(1, 8)}
+    for place, (group, _card) in enumerate(serpentine_deal_order(), start=1):
+        serpentine[group].append(place)
+    serpentine[3] = [*serpentine[3], 50]  # an eighth card to group 3: 3 are left
+    found = rules_of(procedure.pai_gow_deal(_deal(serpentine, leftovers=3)))
+    assert "PGP-A10a" in found and "PGP-A10f" in found
+
+
 def test_pgp_a11c_a_deal_without_a_valid_roll() -> None:
     events = [ev("dice_rolled", dice=[1, 2, 3], valid=False), dealt("group", ["As"], [1], group=1)]
     assert rules_of(procedure.pai_gow_dice(events)) == ["PGP-A11c"]
