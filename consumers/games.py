@@ -107,34 +107,39 @@ def _cards(texts: Sequence[str]) -> tuple[int, ...]:
 _CARD_OF = CANONICAL.__getitem__
 
 
+def round_row(state: TableState, kinds: RoundEvents, status: str = "settled") -> dict[str, Any]:
+    """The round's row before settlement: who, where, when, what was wagered."""
+    events = kinds.all
+    started = kinds.first(RoundStarted)
+    bets = kinds.of(BetPlaced)
+    return {
+        "round_id": state.round_id,
+        "casino_id": state.casino_id,
+        "table_id": state.table_id,
+        "game": state.game,
+        "dealer_id": started.dealer_id if started else state.dealer_id,
+        "deck_id": started.deck_id if started else None,
+        "banker_position": started.banker_position if started else None,
+        "profile": state.profile,
+        "profile_version": state.profile_version,
+        "started_at": events[0].occurred_at if events else None,
+        "ended_at": events[-1].occurred_at if events else None,
+        "status": status,
+        "status_reason": None,
+        "bets": len(bets),
+        "wager_cents": sum(b.amount_cents for b in bets),
+        "house_result_cents": 0,
+    }
+
+
 def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
     """Everything a round settles to, from the events the processor collected for it."""
     events = state.round_events
     kinds = RoundEvents(events)
     game = Game(state.game)
-    started = kinds.first(RoundStarted)
     bets = kinds.of(BetPlaced)
     voided = kinds.first(RoundVoided)
-    result = RoundResult(
-        round_row={
-            "round_id": state.round_id,
-            "casino_id": state.casino_id,
-            "table_id": state.table_id,
-            "game": state.game,
-            "dealer_id": started.dealer_id if started else state.dealer_id,
-            "deck_id": started.deck_id if started else None,
-            "banker_position": started.banker_position if started else None,
-            "profile": state.profile,
-            "profile_version": state.profile_version,
-            "started_at": events[0].occurred_at if events else None,
-            "ended_at": events[-1].occurred_at if events else None,
-            "status": "settled",
-            "status_reason": None,
-            "bets": len(bets),
-            "wager_cents": sum(b.amount_cents for b in bets),
-            "house_result_cents": 0,
-        },
-    )
+    result = RoundResult(round_row=round_row(state, kinds))
     row = result.round_row
     # Each check skips events of other types: it is given only those it reads.
     result.findings += procedure.duplicate_cards(game, kinds.of(CardsDealt))
@@ -420,7 +425,13 @@ def _pai_gow_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
             )
     dealer_set = hands.get(DEALER)
     dealer_cards = groups.get(group_of[DEALER], ())
-    if dealer_set is not None and len(dealer_cards) == 7:
+    # The house way is judged only on a well-formed setting of seven distinct dealt cards: a
+    # repeated card is reported by the duplicate-card check, a setting of other cards above.
+    if (
+        dealer_set is not None
+        and len(set(dealer_cards)) == 7
+        and sorted(_cards([*dealer_set.high, *dealer_set.low])) == sorted(dealer_cards)
+    ):
         way = house_way(dealer_cards, profile.house_way)
         low, high = _cards(dealer_set.low), _cards(dealer_set.high)
         # Equal strengths are the same setting (suits never matter, PGP-A5).

@@ -3,20 +3,27 @@
 Per table it keeps a small state (last seq, deck and dealer status, the open round's events),
 checks the stream and the procedures, and settles each round with the rules engine when it ends.
 The same messages give the same rows however they are cut into batches.
+
+No input stops it: a message the contract refuses is a dead letter, a stream fault is a
+violation, and an error while applying or settling a round is contained to that round (marked
+`unprocessable`, with an `EVT-ENGINE` violation); every other round and table goes on.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, NamedTuple
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple, Protocol
 
-from consumers.games import finish_round
+from pydantic import BaseModel
+
+from consumers.games import RoundEvents, finish_round, round_row
 from consumers.sink import RowBatch
-from events import MAX_EVENT_BYTES, Event, InvalidEvent, dump_event, parse_event
+from events import EVENT_MODELS, MAX_EVENT_BYTES, Event, InvalidEvent, dump_event, parse_event
 from events.models import (
     CutCompleted,
     DealerChanged,
@@ -46,12 +53,22 @@ from rules.procedure import (
     jokers_left_in_play,
 )
 
+log = logging.getLogger("croupier.processor")
+
 # A missing seq is called a gap (EVT-GAP) once an event this far past it has arrived; before
 # that it may still come late (EVT-ORDER). Driven by seq alone, so batching cannot change it.
+# A seq further than this from the last one (forward or back) is a discontinuity (EVT-SEQ).
 GAP_WINDOW = 8
-MAX_PENDING_GAP = 1_000
-RECENT_IDS = 256
+# Consecutive numbers of a new numbering that resynchronise a table to it (a device reboot).
+RESYNC_AFTER = 3
+# Event ids remembered with where they were read and a digest of what was stored, across
+# tables: a repeat among them is told apart (same or different content) without the lake.
+RECENT_IDS = 200_000
 DEAD_LETTER_RAW_LIMIT = 1 << 20
+# Without a broker timestamp, a table's events may go back in time at most this much.
+DEFAULT_MAX_SKEW_S = 300.0
+# ... and forward at most this much from one event to the next of an open table.
+MAX_SESSION_STEP = timedelta(hours=24)
 _ROUND_CLOSERS = (RoundEnded, RoundVoided)
 _ROUND_BOUNDS = frozenset({RoundStarted, *_ROUND_CLOSERS})
 
@@ -70,6 +87,33 @@ class RawMessage(NamedTuple):
     timestamp_ms: int | None = None  # the broker's timestamp (create or log-append time)
 
 
+class IdIndex(Protocol):
+    """Every event_id stored so far (the whole history): `seen` answers for a batch of ids as
+    128-bit integers (True may be a false positive, never the reverse), `add` records ids."""
+
+    def seen(self, ids: Sequence[int]) -> Sequence[bool]: ...
+
+    def add(self, ids: Sequence[int]) -> None: ...
+
+
+class MemoryIdIndex:
+    """An exact in-memory index, for the in-process paths and tests (memory grows with ids)."""
+
+    def __init__(self) -> None:
+        self._ids: set[int] = set()
+
+    def seen(self, ids: Sequence[int]) -> Sequence[bool]:
+        known = self._ids
+        return [i in known for i in ids]
+
+    def add(self, ids: Sequence[int]) -> None:
+        self._ids.update(ids)
+
+
+# An original found in the lake: (source partition, source offset, payload as stored).
+Original = tuple[int | None, int | None, bytes]
+
+
 @dataclass
 class TableState:
     """Everything the processor must remember about one table between events."""
@@ -77,8 +121,9 @@ class TableState:
     table_id: str
     casino_id: str = ""
     game: str = ""
+    closed: bool = False
     last_seq: int | None = None
-    recent_ids: list[int] = field(default_factory=list)  # event_ids as 128-bit integers
+    last_at: datetime | None = None  # occurred_at of the table's last plausible event
     # [missing seq, round_id, event_id, seq, occurred_at] of the event that revealed it
     pending_missing: list[list[Any]] = field(default_factory=list)
     profile: str | None = None
@@ -99,31 +144,28 @@ class TableState:
     round_events: list[Event] = field(default_factory=list)
     round_findings: list[Finding] = field(default_factory=list)
     round_end_pending: bool = False
-
-    _recent: set[int] | None = field(default=None, repr=False, compare=False)
-
-    def seen(self, event_id: int) -> bool:
-        """True for a repeated event_id; else remembers it among the last RECENT_IDS."""
-        if self._recent is None:
-            self._recent = set(self.recent_ids)
-        if event_id in self._recent:
-            return True
-        self.recent_ids.append(event_id)
-        self._recent.add(event_id)
-        if len(self.recent_ids) > RECENT_IDS:
-            self._recent.discard(self.recent_ids.pop(0))
-        return False
+    # Events of a new numbering, held until RESYNC_AFTER consecutive ones confirm it.
+    held: list[Event] = field(default_factory=list)
+    # Stream faults already reported since the last round boundary: repeats are counted, not
+    # reported again (a replayed recording is flagged once, not once per message).
+    reported: dict[str, int] = field(default_factory=dict)
+    skip_round: str | None = None  # a round found unprocessable: its later events only stored
 
     def to_json(self) -> dict[str, Any]:
         data = {k: getattr(self, k) for k in _PLAIN_FIELDS}
+        data["last_at"] = self.last_at.isoformat() if self.last_at is not None else None
         data["round_events"] = [dump_event(e).decode() for e in self.round_events]
+        data["held"] = [dump_event(e).decode() for e in self.held]
         data["round_findings"] = [_finding_json(f) for f in self.round_findings]
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TableState:
         state = cls(**{k: data[k] for k in _PLAIN_FIELDS if k in data})
+        if isinstance(state.last_at, str):
+            state.last_at = datetime.fromisoformat(state.last_at)
         state.round_events = [parse_event(e) for e in data.get("round_events", [])]
+        state.held = [parse_event(e) for e in data.get("held", [])]
         state.round_findings = [
             Finding(
                 rule_id=f["rule_id"],
@@ -142,7 +184,7 @@ class TableState:
 _PLAIN_FIELDS = tuple(
     name
     for name in TableState.__dataclass_fields__
-    if name not in ("round_events", "round_findings", "_recent")
+    if name not in ("round_events", "round_findings", "held")
 )
 
 
@@ -159,13 +201,35 @@ def _finding_json(f: Finding) -> dict[str, Any]:
 
 
 class Processor:
-    """Turns messages into rows. `load_state` fetches a table's last committed state."""
+    """Turns messages into rows.
 
-    def __init__(self, load_state: Callable[[str], dict[str, Any] | None] | None = None) -> None:
+    `load_state` fetches a table's last committed state; `index` knows every event_id stored
+    so far and `lookup` fetches the stored originals of ids it may have seen (both from the
+    lake in the consumer; in memory by default). `casino_id`, when given, is the only casino
+    whose events are accepted; `max_skew_s` bounds how far `occurred_at` may be from the
+    broker's timestamp (or, without one, go back in time on a table).
+    """
+
+    def __init__(
+        self,
+        load_state: Callable[[str], dict[str, Any] | None] | None = None,
+        *,
+        index: IdIndex | None = None,
+        lookup: Callable[[Sequence[int]], dict[int, Original]] | None = None,
+        casino_id: str | None = None,
+        max_skew_s: float = DEFAULT_MAX_SKEW_S,
+    ) -> None:
         self._load_state = load_state
+        self.index: IdIndex = index if index is not None else MemoryIdIndex()
+        self._lookup = lookup
+        self.casino_id = casino_id
+        self.max_skew_ms = int(max_skew_s * 1000)
+        self.max_skew = timedelta(seconds=max_skew_s)
         self.tables: dict[str, TableState] = {}
         self._dirty: dict[str, int] = {}
         self._position = 0
+        # event_id -> (partition, offset, hash of the stored payload), oldest first
+        self._recent: dict[int, tuple[int | None, int | None, int]] = {}
 
     # -- state ---------------------------------------------------------------------------------
     def _table(self, table_id: str) -> TableState:
@@ -196,26 +260,53 @@ class Processor:
     # -- messages ------------------------------------------------------------------------------
     def process(self, messages: Sequence[RawMessage]) -> RowBatch:
         out = RowBatch()
-        tables, dirty = self.tables, self._dirty
+        tables, dirty, recent = self.tables, self._dirty, self._recent
         # (payload bytes, partition, offset): the sink reads the envelope out of the payload.
         events = out.rows.setdefault("events", [])
+        decoded: list[tuple[RawMessage, Event, bytes]] = []
         for msg in messages:
             self._position += 1
-            event = self._decode(msg, out)
-            if event is None:
-                continue
+            found = self._decode(msg, out)
+            if found is not None:
+                decoded.append((msg, *found))
+        ids = [event.event_id.int for _, event, _ in decoded]
+        maybe = self.index.seen(ids)
+        # Ids the index may have seen but that are not among the recent ones: their stored
+        # originals come from the lake, in one lookup for the batch.
+        ask = [i for i, m in zip(ids, maybe, strict=True) if m and i not in recent]
+        originals = self._lookup(ask) if ask and self._lookup is not None else {}
+        stored: list[int] = []
+        for (msg, event, value), uid, seen in zip(decoded, ids, maybe, strict=True):
             table_id = event.table_id
             state = tables.get(table_id) or self._table(table_id)
+            if state.game and event.game != state.game:
+                if not (state.closed and type(event) is TableOpened):
+                    self._dead_letter(
+                        msg,
+                        out,
+                        "game_mismatch",
+                        f"table {table_id!r} plays {state.game}; this event says {event.game}",
+                    )
+                    continue
+                state.game = event.game.value  # a closed table reopened for another game
             dirty[table_id] = msg.offset if msg.offset is not None else self._position
-            if state.seen(event.event_id.int):
-                self._violation(
-                    state,
-                    out,
-                    finding_at(event, "EVT-DUP", "duplicate_event", Severity.MINOR),
-                    event.round_id,
-                )
-                continue  # a repeated event is dropped (and reported)
-            events.append((msg.value, msg.partition, msg.offset))
+            prior = recent.get(uid)
+            if prior is None and seen:
+                prior = self._original(originals.get(uid))
+            if prior is not None:
+                self._duplicate(state, event, msg, value, prior, out)
+                continue
+            recent[uid] = (msg.partition, msg.offset, hash(value))
+            if len(recent) > RECENT_IDS:
+                del recent[next(iter(recent))]
+            stored.append(uid)
+            events.append((value, msg.partition, msg.offset))
+            if state.reported:  # a run of repeats ends with the first new event
+                state.reported.pop(_DUP_EPISODE, None)
+            if msg.timestamp_ms is not None:
+                at_ms = int(event.occurred_at.timestamp() * 1000)
+                if abs(at_ms - msg.timestamp_ms) > self.max_skew_ms:
+                    self._clock(state, event, out, broker_ms=msg.timestamp_ms)
             seq = event.seq
             if (
                 # Most events: the next seq, nothing outstanding, inside the open round, and
@@ -225,18 +316,29 @@ class Processor:
                 and event.round_id == state.round_id
                 and not state.pending_missing
                 and not state.round_end_pending
+                and not state.held
                 and type(event) not in _ROUND_BOUNDS
             ):
                 state.last_seq = seq
                 state.round_events.append(event)
-            else:
-                if not state.game:
-                    state.game, state.casino_id = event.game.value, event.casino_id
+                if msg.timestamp_ms is None:
+                    self._session_time(state, event, out)
+                continue
+            if not state.game:
+                state.game, state.casino_id = event.game.value, event.casino_id
+            if msg.timestamp_ms is None:
+                self._session_time(state, event, out)
+            marks = {table: len(rows) for table, rows in out.rows.items()}
+            try:
                 self._after(state, event, out)
+            except Exception as exc:  # contained: this round only; see `_contain`
+                self._contain(state, event, out, exc, marks)
+        if stored:
+            self.index.add(stored)
         return out
 
-    def _decode(self, msg: RawMessage, out: RowBatch) -> Event | None:
-        """The event, or None after writing the message's dead letter."""
+    def _decode(self, msg: RawMessage, out: RowBatch) -> tuple[Event, bytes] | None:
+        """The event and the payload to store, or None after writing the message's dead letter."""
         raw = msg.value
         reason: str | None = None
         detail = ""
@@ -259,55 +361,243 @@ class Processor:
                     raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     reason, detail = "undecodable", f"not UTF-8: {exc}"
-        if event is not None and msg.key is not None and msg.key != event.table_id.encode():
-            reason = "key_mismatch"
-            detail = f"message key {msg.key!r} is not the event's table_id {event.table_id!r}"
-            event = None
-        if reason is not None:
-            value = raw or b""
-            out.add(
-                "dead_letters",
-                {
-                    "source_topic": msg.topic,
-                    "source_partition": msg.partition,
-                    "source_offset": msg.offset if msg.offset is not None else self._position,
-                    "message_key": msg.key,
-                    "raw": value[:DEAD_LETTER_RAW_LIMIT],
-                    "raw_size": len(value),
-                    "reason": reason,
-                    "detail": detail[:2000],
-                },
+        value = raw or b""
+        if event is not None:
+            if msg.key is None or msg.key != event.table_id.encode():
+                reason = "key_mismatch"
+                detail = f"message key {msg.key!r} is not the event's table_id {event.table_id!r}"
+            elif self.casino_id is not None and event.casino_id != self.casino_id:
+                reason = "foreign_casino"
+                detail = f"casino_id {event.casino_id!r}; this lake is {self.casino_id!r}'s"
+            elif b"\\" in value or value.count(b'":') != _key_count(event):
+                # Not in the contract's own spelling: escapes, a key repeated, a field left to
+                # its default. One meaning only: a repeated key is refused (parsers differ on
+                # which copy wins); anything else is stored as the contract writes it.
+                repeated = _repeated_key(value)
+                if repeated is not None:
+                    reason, detail = "duplicate_key", f"the key {repeated!r} appears twice"
+                else:
+                    value = dump_event(event)
+        if reason is None and event is not None:
+            return event, value
+        self._dead_letter(msg, out, reason or "unparseable", detail)
+        return None
+
+    def _dead_letter(self, msg: RawMessage, out: RowBatch, reason: str, detail: str) -> None:
+        value = msg.value or b""
+        out.add(
+            "dead_letters",
+            {
+                "source_topic": msg.topic,
+                "source_partition": msg.partition,
+                "source_offset": msg.offset if msg.offset is not None else self._position,
+                "message_key": msg.key,
+                "raw": value[:DEAD_LETTER_RAW_LIMIT],
+                "raw_size": len(value),
+                "reason": reason,
+                "detail": detail[:2000],
+            },
+        )
+
+    # -- duplicates, time ----------------------------------------------------------------------
+    @staticmethod
+    def _original(found: Original | None) -> tuple[int | None, int | None, int] | None:
+        return None if found is None else (found[0], found[1], hash(found[2]))
+
+    def _duplicate(
+        self,
+        state: TableState,
+        event: Event,
+        msg: RawMessage,
+        value: bytes,
+        prior: tuple[int | None, int | None, int],
+        out: RowBatch,
+    ) -> None:
+        """A repeated event_id: never stored or applied again. The same content is a minor
+        fault (reported once per episode); other content under a used id is critical, and the
+        message is kept in dead_letters as evidence."""
+        partition, offset, digest = prior
+        evidence = {
+            "original": {"partition": partition, "offset": offset},
+            "repeat": {"partition": msg.partition, "offset": msg.offset},
+        }
+        if hash(value) == digest or hash(dump_event(event)) == digest:
+            self._stream_fault(
+                state,
+                out,
+                finding_at(event, "EVT-DUP", "duplicate_event", Severity.MINOR, **evidence),
+                event.round_id,
             )
-        return event
+            return
+        self._violation(
+            state,
+            out,
+            finding_at(event, "EVT-DUP", "conflicting_duplicate", Severity.CRITICAL, **evidence),
+            event.round_id,
+        )
+        self._dead_letter(
+            msg,
+            out,
+            "conflicting_duplicate",
+            f"event_id {event.event_id} was stored with other content",
+        )
+
+    def _clock(self, state: TableState, event: Event, out: RowBatch, **evidence: Any) -> None:
+        self._stream_fault(
+            state,
+            out,
+            finding_at(
+                event,
+                "EVT-TIME",
+                "implausible_time",
+                Severity.MAJOR,
+                max_skew_s=self.max_skew_ms / 1000,
+                **evidence,
+            ),
+            event.round_id,
+        )
+
+    def _session_time(self, state: TableState, event: Event, out: RowBatch) -> None:
+        """Without a broker's clock: a table's events may not go back in time by more than the
+        skew, nor jump forward a day, inside one session (table_opened starts a new one)."""
+        at = event.occurred_at
+        last = state.last_at
+        if last is None or type(event) is TableOpened:
+            state.last_at = at
+        elif last - self.max_skew <= at <= last + MAX_SESSION_STEP:
+            if at > last:
+                state.last_at = at
+        else:  # the table's clock stays at the last plausible time
+            self._clock(state, event, out, previous_at=last.isoformat())
+
+    def _stream_fault(
+        self, state: TableState, out: RowBatch, finding: Finding, round_id: str | None
+    ) -> None:
+        """A delivery fault reported once per episode: a replayed recording or a stuck clock is
+        one violation, not one per message. An episode of repeats ends with the table's next
+        new event; the others at the next round boundary. Repeats are counted in the table's
+        state for that episode."""
+        key = f"{finding.rule_id}/{finding.check}"
+        count = state.reported.get(key)
+        if count is not None:
+            state.reported[key] = count + 1
+            return
+        state.reported[key] = 0
+        self._violation(state, out, finding, round_id)
+
+    def _boundary(self, state: TableState) -> None:
+        state.reported = {}
+
+    # -- containment ---------------------------------------------------------------------------
+    def _contain(
+        self,
+        state: TableState,
+        event: Event,
+        out: RowBatch,
+        exc: Exception,
+        marks: dict[str, int],
+    ) -> None:
+        """An error while applying `event`: undo the rows it had produced, mark its round
+        `unprocessable` with a critical EVT-ENGINE violation, and let the table go on at its
+        next round. Never raises."""
+        for table, rows in out.rows.items():
+            del rows[marks.get(table, 0) :]
+        error = f"{type(exc).__name__}: {exc}"[:1000]
+        log.error(
+            "round %s of table %s is unprocessable: %s",
+            state.round_id or event.round_id,
+            state.table_id,
+            error,
+            exc_info=exc,
+        )
+        round_id = state.round_id if state.round_id is not None else event.round_id
+        finding = Finding(
+            rule_id="EVT-ENGINE",
+            check="unprocessable",
+            severity=Severity.CRITICAL,
+            evidence={
+                "error": error,
+                "event": {"seq": event.seq, "event_type": event.event_type},
+                "round_events": [
+                    [e.seq, e.event_type, str(e.event_id)] for e in state.round_events[:200]
+                ],
+            },
+            seq=event.seq,
+            event_id=str(event.event_id),
+            occurred_at=event.occurred_at,
+        )
+        try:
+            if state.round_id is not None:
+                row = round_row(state, RoundEvents(state.round_events), "unprocessable")
+                row["status_reason"] = error
+                row["violations"] = len(state.round_findings) + 1
+                out.add("rounds", row)
+            out.add("violations", _violation_row(state, finding, round_id))
+        except Exception:  # the state itself is beyond use: report on the event alone
+            log.exception("could not describe the unprocessable round")
+            out.add("violations", _violation_row(state, finding, event.round_id))
+        state.skip_round = round_id
+        state.round_id = None
+        state.round_events = []
+        state.round_findings = []
+        state.round_end_pending = False
+        state.held = []
+        state.pending_missing = []
+        state.last_seq = max(state.last_seq or 0, event.seq)
 
     # -- one event -----------------------------------------------------------------------------
     def _after(self, state: TableState, event: Event, out: RowBatch) -> None:
         """Everything after the event's row: rounds, table state, procedure checks."""
-        late = self._sequence(state, event, out)
+        verdict = self._sequence(state, event, out)
+        if verdict == _HELD:
+            return
         # A round whose end waited on a missing seq may be finished now that it is resolved.
         if state.round_end_pending:
             self._maybe_finish(state, out)
-        if late:
-            # A late event joins its round if that round is still open; otherwise it is only
-            # recorded (the violation already says it came out of order).
-            if event.round_id is not None and event.round_id == state.round_id:
-                state.round_events.append(event)
-                state.round_events.sort(key=lambda e: e.seq)
-                _count_again_if_void(state, event)
-                self._maybe_finish(state, out)
+        if verdict == _LATE:
+            self._late(state, event, out)
             return
+        self._apply(state, event, out)
+
+    def _apply(self, state: TableState, event: Event, out: RowBatch) -> None:
         if event.round_id is None:
             self._table_event(state, event, out)
         else:
             self._round_event(state, event, out)
 
-    def _sequence(self, state: TableState, event: Event, out: RowBatch) -> bool:
-        """Stream checks on seq; returns True when the event is late (out of order)."""
+    def _late(self, state: TableState, event: Event, out: RowBatch) -> None:
+        # A late event joins its round if that round is still open; otherwise it is only
+        # recorded (the violation already says it came out of order).
+        if event.round_id is not None and event.round_id == state.round_id:
+            state.round_events.append(event)
+            state.round_events.sort(key=lambda e: e.seq)
+            _count_again_if_void(state, event)
+            self._maybe_finish(state, out)
+
+    def _sequence(self, state: TableState, event: Event, out: RowBatch) -> str:
+        """Stream checks on seq: _NEXT (apply in order), _LATE (out of order) or _HELD (a
+        possible new numbering, kept until confirmed or refuted)."""
         seq = event.seq
         last = state.last_seq
+        if state.held:
+            if seq == state.held[-1].seq + 1:
+                state.held.append(event)
+                if len(state.held) >= RESYNC_AFTER:
+                    self._resync(state, out)
+                return _HELD
+            if (
+                last is not None
+                and not (last < seq <= last + GAP_WINDOW)
+                and not any(p[0] == seq for p in state.pending_missing)
+            ):
+                # Yet another numbering: the one held was not it.
+                self._release(state, out)
+                state.held = [event]
+                return _HELD
+            self._release(state, out)  # the old numbering goes on: the held events were strays
         if not state.pending_missing and (last is None or seq == last + 1):
             state.last_seq = seq  # the usual case: the next number, nothing outstanding
-            return False
+            return _NEXT
         pending = next((p for p in state.pending_missing if p[0] == seq), None)
         if pending is not None:
             state.pending_missing.remove(pending)
@@ -319,30 +609,60 @@ class Processor:
                 ),
                 event.round_id,
             )
-            return True
-        if last is not None and seq <= last:
-            self._violation(
+            return _LATE
+        assert last is not None
+        if not (last < seq <= last + GAP_WINDOW):
+            # A jump, a step back or a restart of the numbering: reported once, and the event
+            # held until the numbering it starts is confirmed (a device reboot) or not (a stray).
+            self._stream_fault(
                 state,
                 out,
-                finding_at(event, "EVT-ORDER", "stale_seq", Severity.MINOR, last_seq=last),
+                finding_at(
+                    event,
+                    "EVT-SEQ",
+                    "seq_jump" if seq > last else "seq_back",
+                    Severity.MAJOR,
+                    last_seq=last,
+                ),
                 event.round_id,
             )
-            return True
-        if last is not None and seq > last + 1:
-            # Each missing number remembers the event that revealed it (the one after the gap):
-            # a gap is reported there, on that event's round, if the number never comes.
-            revealer = [event.round_id, str(event.event_id), seq, event.occurred_at.isoformat()]
-            missing = range(last + 1, seq)
-            if len(missing) > MAX_PENDING_GAP:
-                self._gap(state, out, [missing[0], *revealer], size=len(missing))
-            else:
-                state.pending_missing.extend([m, *revealer] for m in missing)
+            state.held = [event]
+            return _HELD
+        # Each missing number remembers the event that revealed it (the one after the gap):
+        # a gap is reported there, on that event's round, if the number never comes.
+        revealer = [event.round_id, str(event.event_id), seq, event.occurred_at.isoformat()]
+        state.pending_missing.extend([m, *revealer] for m in range(last + 1, seq))
         state.last_seq = seq
         closing = isinstance(event, TableClosed)
         for p in [p for p in state.pending_missing if closing or seq >= p[0] + GAP_WINDOW]:
             self._gap(state, out, p, size=1)
             state.pending_missing.remove(p)
-        return False
+        return _NEXT
+
+    def _release(self, state: TableState, out: RowBatch) -> None:
+        """Held events whose numbering was not confirmed: each joins its round if that round
+        is open (like a late event) or, at table level, is applied; otherwise only stored."""
+        held, state.held = state.held, []
+        for event in held:
+            if event.round_id is None:
+                self._table_event(state, event, out)
+            else:
+                self._late(state, event, out)
+
+    def _resync(self, state: TableState, out: RowBatch) -> None:
+        """A new numbering confirmed: the old one's missing numbers are forgotten, its open
+        round is closed (settled if it had ended, else unsettled) unless the new numbering
+        goes on with it, and the held events are applied in order."""
+        held, state.held = state.held, []
+        state.pending_missing = []
+        if state.round_id is not None and not any(e.round_id == state.round_id for e in held):
+            if state.round_end_pending:
+                self._finish(state, out, abandoned=False)
+            else:
+                self._finish(state, out, abandoned=True)
+        state.last_seq = held[0].seq - 1
+        for event in held:
+            self._after(state, event, out)
 
     def _gap(self, state: TableState, out: RowBatch, pending: list[Any], size: int) -> None:
         missing_seq, round_id, event_id, seq, occurred_at = pending
@@ -369,6 +689,7 @@ class Processor:
     def _table_event(self, state: TableState, event: Event, out: RowBatch) -> None:
         game = event.game
         if isinstance(event, TableOpened):
+            state.closed = False
             state.profile, state.profile_version = event.profile, event.profile_version
             state.payout_cap_cents = event.payout_cap_cents
             state.commission_unit_cents = event.commission_unit_cents
@@ -430,6 +751,8 @@ class Processor:
             state.cut = True
         elif isinstance(event, ProgressiveMeterReset):
             state.meter_cents = event.meter_cents
+        elif isinstance(event, TableClosed):
+            state.closed = True
 
     # -- round-level events --------------------------------------------------------------------
     def _round_event(self, state: TableState, event: Event, out: RowBatch) -> None:
@@ -447,22 +770,25 @@ class Processor:
             state.round_events = [event]
             state.round_findings = []
             state.round_end_pending = False
+            state.skip_round = None
+            self._boundary(state)
             self._pre_round_checks(state, event, out)
             state.dealer_id = event.dealer_id
             return
         if event.round_id != state.round_id:
-            self._violation(
-                state,
-                out,
-                finding_at(
-                    event,
-                    "EVT-ORDER",
-                    "event_outside_round",
-                    Severity.MINOR,
-                    open_round=state.round_id,
-                ),
-                event.round_id,
-            )
+            if event.round_id != state.skip_round:  # an unprocessable round's rest is only stored
+                self._stream_fault(
+                    state,
+                    out,
+                    finding_at(
+                        event,
+                        "EVT-ORDER",
+                        "event_outside_round",
+                        Severity.MINOR,
+                        open_round=state.round_id,
+                    ),
+                    event.round_id,
+                )
             return
         state.round_events.append(event)
         _count_again_if_void(state, event)
@@ -529,6 +855,62 @@ class Processor:
         state.round_events = []
         state.round_findings = []
         state.round_end_pending = False
+        self._boundary(state)
+
+
+_NEXT, _LATE, _HELD = "next", "late", "held"
+_DUP_EPISODE = "EVT-DUP/duplicate_event"
+
+
+def _nested(annotation: Any) -> bool:
+    """True if a field's type holds models (their keys count too)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_nested(arg) for arg in getattr(annotation, "__args__", ()))
+
+
+def _keys_in(value: Any) -> int:
+    if isinstance(value, BaseModel):
+        return sum(1 + _keys_in(getattr(value, name)) for name in type(value).model_fields)
+    if isinstance(value, list | tuple):
+        return sum(_keys_in(v) for v in value)
+    if isinstance(value, dict):
+        return sum(1 + _keys_in(v) for v in value.values())
+    return 0
+
+
+# Keys in the contract's own JSON of an event type whose fields hold no models.
+_FLAT_KEYS: dict[type[Any], int] = {
+    model: len(model.model_fields)
+    for model in EVENT_MODELS.values()
+    if not any(_nested(f.annotation) for f in model.model_fields.values())
+}
+
+
+def _key_count(event: Event) -> int:
+    """How many keys the contract's JSON of this event has (`":` occurs once per key in JSON
+    without escapes, so a message with any other count is not in the contract's spelling)."""
+    count = _FLAT_KEYS.get(type(event))
+    return count if count is not None else _keys_in(event)
+
+
+def _repeated_key(raw: bytes) -> str | None:
+    """The first key that an object of `raw` repeats, if any."""
+    found: list[str] = []
+
+    def pairs(items: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for key, value in items:
+            if key in obj and not found:
+                found.append(key)
+            obj[key] = value
+        return obj
+
+    try:
+        json.loads(raw, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return None
+    return found[0] if found else None
 
 
 def _count_again_if_void(state: TableState, event: Event) -> None:
