@@ -16,7 +16,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel
@@ -369,7 +369,15 @@ class Processor:
             elif self.casino_id is not None and event.casino_id != self.casino_id:
                 reason = "foreign_casino"
                 detail = f"casino_id {event.casino_id!r}; this lake is {self.casino_id!r}'s"
-            elif b"\\" in value or value.count(b'":') != _key_count(event):
+            elif event.occurred_at.year in (1, 9999) and not _in_utc_range(event.occurred_at):
+                reason = "time_out_of_range"
+                detail = f"occurred_at {event.occurred_at.isoformat()} is not a time in UTC"
+            elif (
+                b"\\" in value
+                or value.count(b'":') != _key_count(event)
+                or not value.startswith(_ID_FIRST)
+                or value[49:51] != b'",'
+            ):
                 # Not in the contract's own spelling: escapes, a key repeated, a field left to
                 # its default. One meaning only: a repeated key is refused (parsers differ on
                 # which copy wins); anything else is stored as the contract writes it.
@@ -859,6 +867,8 @@ class Processor:
 
 
 _NEXT, _LATE, _HELD = "next", "late", "held"
+# The contract's spelling starts with the event_id, 36 characters (the sink lowers their case).
+_ID_FIRST = b'{"event_id":"'
 _DUP_EPISODE = "EVT-DUP/duplicate_event"
 
 
@@ -892,6 +902,14 @@ def _key_count(event: Event) -> int:
     without escapes, so a message with any other count is not in the contract's spelling)."""
     count = _FLAT_KEYS.get(type(event))
     return count if count is not None else _keys_in(event)
+
+
+def _in_utc_range(at: datetime) -> bool:
+    try:
+        at.astimezone(UTC)
+    except OverflowError:
+        return False
+    return True
 
 
 def _repeated_key(raw: bytes) -> str | None:

@@ -178,9 +178,12 @@ _ENVELOPE_PATHS = ", ".join(
         "source_device",
     )
 )
+# The processor stores only payloads in the contract's spelling (or re-spelled by it), so these
+# read what the contract read; lower() and upper() fold the case the contract lets vary (a
+# UUID's hex digits, the `T` and `Z` of a time).
 EVENTS_FROM_PAYLOAD = """
-    e[1], e[2], CAST(e[3] AS INTEGER), e[4], e[5], e[6], e[7], CAST(e[8] AS BIGINT),
-    CAST(e[9] AS TIMESTAMPTZ), e[10], payload, source_partition, source_offset"""
+    lower(e[1]), e[2], CAST(e[3] AS INTEGER), e[4], e[5], e[6], e[7], CAST(e[8] AS BIGINT),
+    CAST(upper(e[9]) AS TIMESTAMPTZ), e[10], payload, source_partition, source_offset"""
 EVENTS_SOURCE = f"(SELECT *, json_extract_string(payload, [{_ENVELOPE_PATHS}]) AS e FROM _batch)"
 
 
