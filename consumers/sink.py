@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from uuid import UUID
 
 import duckdb
 import pyarrow as pa
@@ -142,6 +143,24 @@ class LakeSink:
         ).fetchall()
         return {int(p): int(o) for p, o in rows}
 
+    def lookup_events(self, ids: Sequence[int]) -> dict[int, tuple[int | None, int | None, bytes]]:
+        """The stored events among `ids` (UUIDs as integers): where each was read from and its
+        payload. Safe beside a commit in flight: it reads through its own cursor."""
+        texts = [str(UUID(int=i)) for i in ids]
+        with self.con.cursor() as cur:
+            rows = cur.execute(
+                "SELECT event_id, source_partition, source_offset, payload FROM events "
+                "WHERE event_id IN (SELECT unnest(?::VARCHAR[]))",
+                [texts],
+            ).fetchall()
+        return {UUID(e).int: (p, o, payload.encode()) for e, p, o, payload in rows}
+
+    def event_ids(self) -> list[int]:
+        """Every stored event_id, as integers."""
+        with self.con.cursor() as cur:
+            rows = cur.execute("SELECT DISTINCT event_id FROM events").fetchall()
+        return [UUID(e).int for (e,) in rows]
+
     def load_states(self, table_ids: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
         """The latest committed state of each table (all tables, or the ones named)."""
         rows = self.con.execute(
@@ -213,8 +232,7 @@ def to_arrow(table: str, rows: list[Any]) -> pa.Table:
     else:
         schema, keys = ARROW_SCHEMAS[table], ARROW_SCHEMAS[table].names
     columns = [
-        pa.array([row[k] for row in rows], type=f.type)
-        for k, f in zip(keys, schema, strict=True)
+        pa.array([row[k] for row in rows], type=f.type) for k, f in zip(keys, schema, strict=True)
     ]
     return pa.Table.from_arrays(columns, schema=schema)
 

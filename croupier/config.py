@@ -78,7 +78,17 @@ class Settings(BaseSettings):
         default_factory=user_cache_dir,
         description="Download cache (Kafka jars); default ~/.cache/croupier.",
     )
-    casino_id: str = Field(default="casino-lima-01", description="Casino id on produced events.")
+    casino_id: str = Field(
+        default="casino-lima-01",
+        description="This casino's id: on produced events, and the only one the consumer "
+        "accepts (another casino's events are dead letters, reason foreign_casino).",
+    )
+    max_clock_skew_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="Seconds an event's occurred_at may differ from the broker's timestamp "
+        "(or, in a recording, go back on its table) before it is an EVT-TIME violation.",
+    )
 
     kafka_bootstrap_servers: str = Field(
         default="127.0.0.1:9092",
