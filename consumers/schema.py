@@ -72,7 +72,11 @@ TABLES: dict[str, list[Column]] = {
         _c("profile_version", "INTEGER", "Rule profile version."),
         _c("started_at", "TIMESTAMPTZ", "round_started."),
         _c("ended_at", "TIMESTAMPTZ", "round_ended or round_voided."),
-        _c("status", "VARCHAR", "settled | voided | unsettled (bad data, see violations) | unprocessable (EVT-ENGINE)."),
+        _c(
+            "status",
+            "VARCHAR",
+            "settled | voided | unsettled (bad data, see violations) | unprocessable (EVT-ENGINE).",
+        ),
         _c("status_reason", "VARCHAR", "Void reason or why the round could not be settled."),
         _c("bets", "INTEGER", "Number of bets placed."),
         _c("wager_cents", "BIGINT", "Sum of wagers placed."),
