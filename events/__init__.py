@@ -9,6 +9,7 @@ from events.codec import (
     MAX_EVENT_BYTES,
     InvalidEvent,
     dump_event,
+    occurred_at_ms,
     parse_event,
     validate_event,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "Recipient",
     "Spot",
     "dump_event",
+    "occurred_at_ms",
     "parse_event",
     "validate_event",
 ]

@@ -6,7 +6,9 @@ Parsing upcasts old versions first; every refusal is an `InvalidEvent` naming th
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, get_args
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -101,3 +103,20 @@ def dump_event(event: Event) -> bytes:
     """Compact JSON, fields in model order, timestamps in UTC with a `Z`: the same event always
     gives the same bytes."""
     return EVENT_ADAPTER.dump_json(event)
+
+
+_OCCURRED_AT = re.compile(rb'"occurred_at"\s*:\s*"([0-9][^"]{9,39})"')
+
+
+def occurred_at_ms(raw: bytes) -> int | None:
+    """The `occurred_at` of a message as epoch milliseconds, read without validating it (for a
+    Kafka timestamp when replaying a recording); None if it has none, or none after 1970."""
+    found = _OCCURRED_AT.search(raw)
+    if found is None:
+        return None
+    try:
+        at = datetime.fromisoformat(found.group(1).decode("ascii").upper())
+        ms = int(at.timestamp() * 1000) if at.tzinfo is not None else -1
+    except (ValueError, OverflowError, UnicodeDecodeError):
+        return None
+    return ms if ms >= 0 else None

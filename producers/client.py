@@ -19,7 +19,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from events import Event, InvalidEvent, dump_event, parse_event, validate_event
+from events import Event, InvalidEvent, dump_event, occurred_at_ms, parse_event, validate_event
 
 log = logging.getLogger(__name__)
 
@@ -225,17 +225,18 @@ class TableEventProducer:
         if isinstance(event, bytes):
             parsed = parse_event(event)
             self._check_seq(parsed)
-            self._produce(parsed.table_id, event)
+            self._produce(parsed.table_id, event, _epoch_ms(parsed))
             return parsed
         if isinstance(event, Mapping):
             event = self._complete_draft(event)
         self._check_seq(event)
-        self._produce(event.table_id, dump_event(event))
+        self._produce(event.table_id, dump_event(event), _epoch_ms(event))
         return event
 
     def send_unchecked(self, key: str | None, value: bytes) -> None:
-        """Queue recorded bytes exactly as they are (replay of a file; no validation, no seq)."""
-        self._produce(key, value)
+        """Queue recorded bytes exactly as they are (replay of a file; no validation, no seq),
+        stamped with their `occurred_at` where they have one."""
+        self._produce(key, value, occurred_at_ms(value))
 
     def send_all(self, events: Iterable[Event | Mapping[str, Any] | bytes]) -> int:
         count = 0
@@ -268,14 +269,18 @@ class TableEventProducer:
             )
         self._last_seq[event.table_id] = event.seq
 
-    def _produce(self, key: str | None, value: bytes) -> None:
+    def _produce(self, key: str | None, value: bytes, timestamp_ms: int | None) -> None:
+        """Queue one message. Its Kafka timestamp (CreateTime) is the event's `occurred_at`, as a
+        device's clock would stamp it, so a recording replayed later keeps its own times; the
+        consumer judges `occurred_at` against it (EVT-TIME), or against the broker's clock on a
+        topic with message.timestamp.type=LogAppendTime."""
         if self._closed:
             raise PublishError("the producer is closed")
         if self._fatal is not None:
             raise FatalPublishError(f"fatal Kafka producer error: {self._fatal}")
         while True:
             try:
-                self._producer.produce(self.topic, value, key)
+                self._producer.produce(self.topic, value, key, timestamp=timestamp_ms or 0)
                 break
             except BufferError:
                 # Back-pressure: the bounded local queue is full; serve delivery reports until
@@ -331,3 +336,11 @@ class TableEventProducer:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _epoch_ms(event: Event) -> int | None:
+    try:
+        ms = int(event.occurred_at.timestamp() * 1000)
+    except (OverflowError, ValueError):
+        return None
+    return ms if ms >= 0 else None

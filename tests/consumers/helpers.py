@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 
 from croupier import lake as lakes
+from events import occurred_at_ms
 from producers.simulator import Check, FaultRecord, Message, parse_faults, simulate
 
 
@@ -71,7 +72,13 @@ def publish_raw(bootstrap: str, topic: str, messages: list[Message], partitions:
     for msg in messages:
         while True:
             try:
-                producer.produce(topic, key=msg.key.encode(), value=msg.value)
+                # Stamped with the event's own time, as our publishers do (see ProducerClient).
+                producer.produce(
+                    topic,
+                    key=msg.key.encode(),
+                    value=msg.value,
+                    timestamp=occurred_at_ms(msg.value) or 0,
+                )
                 break
             except BufferError:
                 producer.poll(0.1)
