@@ -38,7 +38,7 @@ from consumers.processor import Processor, RawMessage
 from consumers.sink import LakeSink
 from croupier import kafka_local
 from croupier import lake as lakes
-from events import InvalidEvent, parse_event
+from events import InvalidEvent, occurred_at_ms, parse_event
 from producers.simulator import Message, simulate
 
 PARTITIONS = 6
@@ -85,7 +85,12 @@ def publish(bootstrap: str, topic: str, source: Iterator[Message]) -> int:
     for msg in source:
         while True:
             try:
-                producer.produce(topic, key=msg.key.encode(), value=msg.value)
+                producer.produce(
+                    topic,
+                    key=msg.key.encode(),
+                    value=msg.value,
+                    timestamp=occurred_at_ms(msg.value) or 0,  # as our publishers stamp it
+                )
                 break
             except BufferError:
                 producer.poll(0.05)
@@ -321,7 +326,13 @@ def bench_latency(bootstrap: str, rate: int, seconds: float, folder: Path) -> No
         while (now := time.perf_counter()) < due:
             time.sleep(min(0.002, due - now))
             producer.poll(0)
-        producer.produce(topic, key=msg.key.encode(), value=msg.value, on_delivery=delivered)
+        producer.produce(
+            topic,
+            key=msg.key.encode(),
+            value=msg.value,
+            timestamp=occurred_at_ms(msg.value) or 0,
+            on_delivery=delivered,
+        )
     producer.flush(30)
     time.sleep(3)
     stop.set()
