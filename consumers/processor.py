@@ -216,12 +216,14 @@ class Processor:
         *,
         index: IdIndex | None = None,
         lookup: Callable[[Sequence[int]], dict[int, Original]] | None = None,
+        lookup_rounds: Callable[[Sequence[str]], set[str]] | None = None,
         casino_id: str | None = None,
         max_skew_s: float = DEFAULT_MAX_SKEW_S,
     ) -> None:
         self._load_state = load_state
         self.index: IdIndex = index if index is not None else MemoryIdIndex()
         self._lookup = lookup
+        self._lookup_rounds = lookup_rounds
         self.casino_id = casino_id
         self.max_skew_ms = int(max_skew_s * 1000)
         self.max_skew = timedelta(seconds=max_skew_s)
@@ -230,6 +232,10 @@ class Processor:
         self._position = 0
         # event_id -> (partition, offset, hash of the stored payload), oldest first
         self._recent: dict[int, tuple[int | None, int | None, int]] = {}
+        # Round ids started (as `round_key`s): recent ones, and this batch's index answers.
+        self._recent_rounds: dict[int, None] = {}
+        self._maybe_rounds: set[int] = set()
+        self._new_rounds: list[int] = []
 
     # -- state ---------------------------------------------------------------------------------
     def _table(self, table_id: str) -> TableState:
@@ -266,11 +272,16 @@ class Processor:
         decoded: list[tuple[RawMessage, Event, bytes]] = []
         for msg in messages:
             self._position += 1
+            if msg.offset is None:  # in-process: the position in the stream stands for it
+                msg = msg._replace(offset=self._position)
             found = self._decode(msg, out)
             if found is not None:
                 decoded.append((msg, *found))
         ids = [event.event_id.int for _, event, _ in decoded]
-        maybe = self.index.seen(ids)
+        rounds = [round_key(e.round_id) for _, e, _ in decoded if type(e) is RoundStarted]
+        answers = self.index.seen(ids + rounds) if ids else []
+        maybe = answers[: len(ids)]
+        self._maybe_rounds = {k for k, m in zip(rounds, answers[len(ids) :], strict=True) if m}
         # Ids the index may have seen but that are not among the recent ones: their stored
         # originals come from the lake, in one lookup for the batch.
         ask = [i for i, m in zip(ids, maybe, strict=True) if m and i not in recent]
@@ -289,7 +300,7 @@ class Processor:
                     )
                     continue
                 state.game = event.game.value  # a closed table reopened for another game
-            dirty[table_id] = msg.offset if msg.offset is not None else self._position
+            dirty[table_id] = msg.offset or 0
             prior = recent.get(uid)
             if prior is None and seen:
                 prior = self._original(originals.get(uid))
@@ -333,8 +344,9 @@ class Processor:
                 self._after(state, event, out)
             except Exception as exc:  # contained: this round only; see `_contain`
                 self._contain(state, event, out, exc, marks)
-        if stored:
-            self.index.add(stored)
+        if stored or self._new_rounds:
+            self.index.add(stored + self._new_rounds)
+            self._new_rounds = []
         return out
 
     def _decode(self, msg: RawMessage, out: RowBatch) -> tuple[Event, bytes] | None:
@@ -398,7 +410,7 @@ class Processor:
             {
                 "source_topic": msg.topic,
                 "source_partition": msg.partition,
-                "source_offset": msg.offset if msg.offset is not None else self._position,
+                "source_offset": msg.offset,
                 "message_key": msg.key,
                 "raw": value[:DEAD_LETTER_RAW_LIMIT],
                 "raw_size": len(value),
@@ -763,8 +775,36 @@ class Processor:
             state.closed = True
 
     # -- round-level events --------------------------------------------------------------------
+    def _replayed(self, round_id: str) -> bool:
+        """True if `round_id` was started before (on any table): its round is never played
+        twice. Remembers it otherwise."""
+        key = round_key(round_id)
+        if key in self._recent_rounds:
+            return True
+        if key in self._maybe_rounds and (
+            self._lookup_rounds is None or round_id in self._lookup_rounds([round_id])
+        ):
+            return True
+        self._recent_rounds[key] = None
+        if len(self._recent_rounds) > RECENT_IDS:
+            del self._recent_rounds[next(iter(self._recent_rounds))]
+        self._new_rounds.append(key)
+        return False
+
     def _round_event(self, state: TableState, event: Event, out: RowBatch) -> None:
         if isinstance(event, RoundStarted):
+            if self._replayed(event.round_id):
+                # A round already played (a replayed recording, a device that reuses its round
+                # numbers): its events are stored, never applied again.
+                self._stream_fault(
+                    state,
+                    out,
+                    finding_at(event, "EVT-DUP", "round_replayed", Severity.MAJOR),
+                    event.round_id,
+                )
+                if event.round_id != state.round_id:
+                    state.skip_round = event.round_id
+                return
             if state.round_id is not None and state.round_end_pending:
                 # The next round has begun: numbers still missing from the last one are gaps.
                 for p in [p for p in state.pending_missing if p[0] < event.seq]:
@@ -902,6 +942,12 @@ def _key_count(event: Event) -> int:
     without escapes, so a message with any other count is not in the contract's spelling)."""
     count = _FLAT_KEYS.get(type(event))
     return count if count is not None else _keys_in(event)
+
+
+def round_key(round_id: str) -> int:
+    """A round id as a 128-bit integer for the id index (the lake computes the same value as
+    CAST(md5('round:' || round_id) AS UUID))."""
+    return int.from_bytes(hashlib.md5(b"round:" + round_id.encode()).digest(), "big")
 
 
 def _in_utc_range(at: datetime) -> bool:

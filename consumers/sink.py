@@ -143,11 +143,17 @@ class LakeSink:
         ).fetchall()
         return {int(p): int(o) for p, o in rows}
 
+    def _reader(self) -> duckdb.DuckDBPyConnection:
+        """A cursor on the lake for reads beside a commit in flight on `con`."""
+        cur = self.con.cursor()
+        cur.execute(f"USE {lakes.LAKE_ALIAS}")
+        return cur
+
     def lookup_events(self, ids: Sequence[int]) -> dict[int, tuple[int | None, int | None, bytes]]:
         """The stored events among `ids` (UUIDs as integers): where each was read from and its
         payload. Safe beside a commit in flight: it reads through its own cursor."""
         texts = [str(UUID(int=i)) for i in ids]
-        with self.con.cursor() as cur:
+        with self._reader() as cur:
             rows = cur.execute(
                 "SELECT event_id, source_partition, source_offset, payload FROM events "
                 "WHERE event_id IN (SELECT unnest(?::VARCHAR[]))",
@@ -155,10 +161,24 @@ class LakeSink:
             ).fetchall()
         return {UUID(e).int: (p, o, payload.encode()) for e, p, o, payload in rows}
 
-    def event_ids(self) -> list[int]:
-        """Every stored event_id, as integers."""
-        with self.con.cursor() as cur:
-            rows = cur.execute("SELECT DISTINCT event_id FROM events").fetchall()
+    def lookup_rounds(self, round_ids: Sequence[str]) -> set[str]:
+        """The round ids among `round_ids` that a stored `round_started` opened."""
+        with self._reader() as cur:
+            rows = cur.execute(
+                "SELECT DISTINCT round_id FROM events WHERE event_type = 'round_started' "
+                "AND round_id IN (SELECT unnest(?::VARCHAR[]))",
+                [list(round_ids)],
+            ).fetchall()
+        return {r for (r,) in rows}
+
+    def stored_ids(self) -> list[int]:
+        """Every stored event_id and started round (see `processor.round_key`), as integers."""
+        with self._reader() as cur:
+            rows = cur.execute(
+                "SELECT event_id FROM events UNION ALL "
+                "SELECT CAST(md5('round:' || round_id) AS UUID)::VARCHAR FROM events "
+                "WHERE event_type = 'round_started'"
+            ).fetchall()
         return [UUID(e).int for (e,) in rows]
 
     def load_states(self, table_ids: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
