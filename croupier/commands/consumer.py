@@ -24,6 +24,14 @@ def _logging(verbose: bool) -> None:
 
 @click.command()
 @lake_option
+@click.option(
+    "--file",
+    "recording",
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
+    default=None,
+    help="Settle this recording (JSON lines, as `simulate --out` writes them; - = stdin) "
+    "instead of reading Kafka.",
+)
 @click.option("--topic", default=None, help="Topic to read (default: configured kafka_topic).")
 @click.option("--group", default=None, help="Consumer group (default: kafka_consumer_group).")
 @click.option(
@@ -46,6 +54,7 @@ def _logging(verbose: bool) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Debug logs.")
 def consume(
     lake_path: Path | None,
+    recording: Path | None,
     topic: str | None,
     group: str | None,
     batch_size: int,
@@ -61,7 +70,18 @@ def consume(
     in the lake. Bad messages go to `dead_letters` (and the dead-letter topic) and never stop
     it. On SIGTERM it finishes the batch in hand, commits, and exits 0. With --workers N it
     runs N such processes in the group (Python settles on one core per process).
+
+    With --file it settles a recording instead, through the same processor and sink, with the
+    same dead letters and violations: one message per line (blank lines skipped), keyed by its
+    table_id. Positions (the file's content hash as topic, the line number as offset) commit
+    with the rows, so running the same recording again, from any path, adds nothing, and a
+    run stopped or killed midway resumes where the lake says. Standard input (-) is first
+    copied to a temporary file. Prints a JSON summary; exits 0 once every line is in the lake,
+    128+N if signal N stopped it first (it commits the batch in hand; run again to finish).
+    --topic, --group, --workers, --stop-when-idle and --metrics-every are for Kafka only.
     """
+    if recording is not None:
+        _refuse_kafka_options(click.get_current_context())
     if workers > 1:
         raise SystemExit(_run_workers(workers))
     from consumers.kafka_source import ConsumeOptions, run_consumer
@@ -71,6 +91,8 @@ def consume(
     from producers.client import KafkaSecurityError
 
     _logging(verbose)
+    if recording is not None:
+        raise SystemExit(_consume_file(lake_path, recording, batch_size))
     settings = get_settings()
     sink = LakeSink(lakes.from_settings(lake_path))
     try:
@@ -91,6 +113,67 @@ def consume(
     finally:
         sink.close()
     click.echo(f"consumed {total} messages", err=True)
+
+
+_KAFKA_ONLY = ("topic", "group", "workers", "stop_when_idle", "metrics_every")
+
+
+def _refuse_kafka_options(ctx: click.Context) -> None:
+    from click.core import ParameterSource
+
+    given = [
+        "--" + name.replace("_", "-")
+        for name in _KAFKA_ONLY
+        if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+    ]
+    if given:
+        raise click.UsageError(
+            f"--file reads a recording, not Kafka: it cannot be combined with {', '.join(given)}",
+            ctx=ctx,
+        )
+
+
+def _consume_file(lake_path: Path | None, path: Path, batch_size: int) -> int:
+    """Settle a recording into the lake; returns the exit code."""
+    from consumers.file_source import FileSource, LakeBusyError, lock_lake, open_recording
+    from consumers.pipeline import Pipeline
+    from consumers.sink import LakeSink
+
+    store = lakes.from_settings(lake_path)
+    try:
+        with open_recording(path) as recording, lock_lake(store.root):
+            sink = LakeSink(store)
+            pipeline = Pipeline(sink)
+            try:
+                with click.progressbar(
+                    length=max(recording.size, 1),
+                    label=f"settling {recording.name}",
+                    file=sys.stderr,
+                    hidden=not sys.stderr.isatty(),
+                ) as bar:
+                    source = FileSource(
+                        pipeline,
+                        recording,
+                        batch_size=batch_size,
+                        on_progress=lambda done: bar.update(done - bar.pos),
+                    )
+                    report = source.run()
+            finally:
+                pipeline.close()
+                sink.close()
+    except (LakeBusyError, lakes.LakeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:  # the recording or the lake could not be read or written
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(report.as_dict()))
+    if source.stop_signal is not None:
+        click.echo(
+            f"stopped by {report.stopped_by}: {report.committed} messages committed; "
+            "run the same command again to settle the rest",
+            err=True,
+        )
+        return 128 + source.stop_signal
+    return 0
 
 
 def _run_workers(workers: int) -> int:
