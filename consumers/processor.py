@@ -605,6 +605,17 @@ class Processor:
                 if len(state.held) >= RESYNC_AFTER:
                     self._resync(state, out)
                 return _HELD
+            if last is not None and seq == last + 1 + len(state.held):
+                # The old numbering goes on past exactly as many numbers as were held: the held
+                # events are strays with a corrupt seq, applied in the places they left empty.
+                held, state.held = state.held, []
+                for number, stray in enumerate(held, start=last + 1):
+                    state.last_seq = number
+                    if state.round_end_pending:
+                        self._maybe_finish(state, out)
+                    self._apply(state, stray.model_copy(update={"seq": number}), out)
+                state.last_seq = seq
+                return _NEXT
             if (
                 last is not None
                 and not (last < seq <= last + GAP_WINDOW)

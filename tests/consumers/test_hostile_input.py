@@ -1,0 +1,393 @@
+"""What a hostile or broken table device sends, through the consumer's pipeline into a real lake:
+each finding of issue 13 as a named regression test. A clean simulated night is settled once;
+each test changes a few of its messages and asserts that every round it did not touch settles
+exactly as in the clean night, and that the touched ones are reported, never raised."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from consumers import games
+from consumers.pipeline import Pipeline, RawMessage, StreamPolicy
+from consumers.sink import LakeSink
+from croupier import lake as lakes
+from events import dump_event, parse_event
+from events.models import Game
+from producers.simulator import Message
+from tests.consumers.helpers import night, open_lake
+
+Event = dict[str, Any]
+CLEAN = night(tables=1, hours=2, seed=21, faults="none")
+ROUND_COLUMNS = "round_id, table_id, status, bets, wager_cents, house_result_cents"
+SETTLEMENT_COLUMNS = "round_id, seat, spot, outcome, payout_cents, commission_cents, net_cents"
+
+
+def decode(messages: list[Message]) -> list[Event]:
+    return [json.loads(m.value) for m in messages]
+
+
+def encode(events: list[Event]) -> list[Message]:
+    return [Message(e["table_id"], json.dumps(e, separators=(",", ":")).encode()) for e in events]
+
+
+def settle(
+    root: Path,
+    messages: list[Message] | list[RawMessage],
+    *,
+    batch: int = 1_500,
+    policy: StreamPolicy | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """Messages through the consumer's pipeline into a lake at `root`; a read-only connection."""
+    raw = [
+        m
+        if isinstance(m, RawMessage)
+        else RawMessage(m.value, m.key.encode(), "table-events", 0, i)
+        for i, m in enumerate(messages)
+    ]
+    sink = LakeSink(lakes.Lake(root=root))
+    pipeline = Pipeline(sink, policy=policy)
+    for start in range(0, len(raw), batch):
+        pipeline.handle(raw[start : start + batch])
+    pipeline.close()
+    sink.close()
+    return open_lake(root)
+
+
+def table(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[Any, ...]]:
+    return sorted(con.execute(sql).fetchall(), key=repr)
+
+
+def by_round(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[Any, ...]]:
+    """Each round's row and its settlements, keyed by round_id."""
+    rounds = {r[0]: r for r in table(con, f"SELECT {ROUND_COLUMNS} FROM rounds")}
+    lines: dict[str, list[tuple[Any, ...]]] = {}
+    for line in table(con, f"SELECT {SETTLEMENT_COLUMNS} FROM settlements"):
+        lines.setdefault(line[0], []).append(line)
+    return {rid: (row, tuple(lines.get(rid, []))) for rid, row in rounds.items()}
+
+
+def violations(con: duckdb.DuckDBPyConnection, rule_id: str | None = None) -> Counter[str]:
+    rows = con.execute("SELECT rule_id, check_name FROM violations").fetchall()
+    return Counter(f"{r}/{c}" for r, c in rows if rule_id is None or r == rule_id)
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, ...]]:
+    con = settle(tmp_path_factory.mktemp("clean"), CLEAN.messages)
+    assert violations(con) == Counter()  # a clean night: the comparisons below start from zero
+    return by_round(con)
+
+
+def assert_untouched_equal(
+    clean: dict[str, tuple[Any, ...]], got: dict[str, tuple[Any, ...]], touched: set[str]
+) -> None:
+    """Every round outside `touched` is in the lake exactly as in the clean night."""
+    differ = sorted(rid for rid in clean if rid not in touched and got.get(rid) != clean[rid])
+    assert differ == [], f"rounds changed that no mutation touched: {differ[:5]}"
+
+
+def find(events: list[Event], test: Callable[[Event], bool], nth: int = 0) -> int:
+    return [i for i, e in enumerate(events) if test(e)][nth]
+
+
+# -- finding 1: one message must never stop every table ----------------------------------------
+
+
+def test_dealer_hand_or_group_with_a_repeated_card_is_a_violation_not_a_crash(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    events = decode(CLEAN.messages)
+    dealer_set = find(events, lambda e: e["event_type"] == "hand_set" and e["seat"] == 0, 5)
+    events[dealer_set]["high"][1] = events[dealer_set]["high"][0]
+    group_round = events[find(events, lambda e: e["event_type"] == "hand_set", 40)]["round_id"]
+    for e in events:
+        if e["round_id"] == group_round and e["event_type"] == "cards_dealt":
+            e["cards"][1] = e["cards"][0]  # every group, the dealer's among them
+    touched = {events[dealer_set]["round_id"], group_round}
+    con = settle(tmp_path, encode(events))
+    assert violations(con, "EVT-ENGINE") == Counter()  # the checks see it: nothing to contain
+    critical = {
+        r
+        for (r,) in con.execute(
+            "SELECT DISTINCT round_id FROM violations WHERE severity = 'critical'"
+        ).fetchall()
+    }
+    assert touched <= critical
+    assert_untouched_equal(clean, by_round(con), touched)
+
+
+def test_an_error_in_the_engine_is_contained_to_its_round(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = sorted(rid for rid in clean if rid.startswith("TP-"))[7]
+    real = games.GAMES[Game.TRIPOKER]
+
+    def settle_or_fail(state: Any, kinds: games.RoundEvents, profile: Any) -> Any:
+        if state.round_id == target:
+            raise RuntimeError("an input no check foresaw")
+        return real.settle(state, kinds, profile)
+
+    monkeypatch.setitem(
+        games.GAMES, Game.TRIPOKER, games.GameRules(checks=real.checks, settle=settle_or_fail)
+    )
+    con = settle(tmp_path, CLEAN.messages)
+    got = by_round(con)
+    assert_untouched_equal(clean, got, {target})
+    (row, lines) = got[target]
+    assert row[2] == "unprocessable" and lines == ()
+    (reason,) = con.execute(
+        "SELECT status_reason FROM rounds WHERE round_id = ?", [target]
+    ).fetchone()
+    assert "an input no check foresaw" in reason
+    found = con.execute(
+        "SELECT round_id, severity, evidence FROM violations WHERE rule_id = 'EVT-ENGINE'"
+    ).fetchall()
+    assert [(r, s) for r, s, _ in found] == [(target, "critical")]
+    evidence = json.loads(found[0][2])
+    assert "RuntimeError" in evidence["error"] and evidence["round_events"]
+    # The batch committed whole: every message is in the lake.
+    (stored,) = con.execute("SELECT count(*) FROM events").fetchone()
+    assert stored == len(CLEAN.messages)
+
+
+# -- finding 2: a seq that jumps or restarts costs at most the round it falls in ---------------
+
+
+def test_a_seq_jump_costs_at_most_the_round_it_falls_in(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    events = decode(CLEAN.messages)
+    tp = [i for i, e in enumerate(events) if e["table_id"] == "TP-01" and e["round_id"]]
+    jumped = tp[len(tp) // 4]
+    events[jumped]["seq"] += 1000
+    con = settle(tmp_path, encode(events))
+    assert violations(con) == Counter({"EVT-SEQ/seq_jump": 1})
+    assert_untouched_equal(clean, by_round(con), {events[jumped]["round_id"]})
+
+
+@pytest.mark.parametrize("where", ["between rounds", "inside a round"])
+def test_a_device_that_restarts_its_numbering_is_resynchronised(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]], where: str
+) -> None:
+    events = decode(CLEAN.messages)
+    pg = [i for i, e in enumerate(events) if e["table_id"] == "PG-01"]
+    start = find(
+        events, lambda e: e["table_id"] == "PG-01" and e["event_type"] == "round_started", 30
+    )
+    if where == "inside a round":
+        start += 3
+    for n, i in enumerate(i for i in pg if i >= start):
+        events[i]["seq"] = n + 1  # the device rebooted and counts from 1 again
+    con = settle(tmp_path, encode(events))
+    assert violations(con) == Counter({"EVT-SEQ/seq_back": 1})
+    touched = {events[start]["round_id"]} if where == "inside a round" else set()
+    got = by_round(con)
+    assert_untouched_equal(clean, got, touched)
+    assert len(got) == len(clean)
+
+
+def test_a_second_recording_of_the_same_tables_is_recognised_and_flagged_once(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    other = night(tables=1, hours=2, seed=22, faults="none")  # same tables and round ids
+    con = settle(tmp_path, [*CLEAN.messages, *other.messages])
+    assert by_round(con) == clean  # its rounds were already played: none is played again
+    found = violations(con)
+    assert found == Counter({"EVT-SEQ/seq_back": 3, "EVT-DUP/round_replayed": 3}), found
+    (stored,) = con.execute("SELECT count(DISTINCT event_id) FROM events").fetchone()
+    assert stored == len(CLEAN.messages) + len(other.messages)  # new events, all kept
+
+
+def test_the_same_recording_published_twice_adds_one_violation_per_table(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    con = settle(tmp_path, [*CLEAN.messages, *CLEAN.messages])
+    assert by_round(con) == clean
+    assert violations(con) == Counter({"EVT-DUP/duplicate_event": 3})
+    (stored, distinct) = con.execute(
+        "SELECT count(*), count(DISTINCT event_id) FROM events"
+    ).fetchone()
+    assert stored == distinct == len(CLEAN.messages)
+
+
+# -- finding 3: duplicates over the whole history, whichever table they claim -------------------
+
+
+def test_duplicates_are_caught_however_old_across_tables_and_restarts(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    events = decode(CLEAN.messages)
+    half = len(events) // 2
+    first = CLEAN.messages[:half]
+    con = settle(tmp_path, first)  # a consumer that then stopped
+    con.close()
+    bet = find(events, lambda e: e["event_type"] == "bet_placed", 3)
+    changed = {**events[bet], "amount_cents": events[bet]["amount_cents"] + 100}
+    moved = find(events, lambda e: e["table_id"] == "TH-01" and e["event_type"] == "cards_dealt")
+    elsewhere = {**events[moved], "table_id": "TP-01", "game": "tripoker"}
+    replayed = CLEAN.messages[2]  # the night's third message, thousands of events later
+    rest = [*CLEAN.messages[half:], replayed, *encode([changed, elsewhere])]
+    raw = [
+        RawMessage(m.value, m.key.encode(), "table-events", 0, half + i) for i, m in enumerate(rest)
+    ]
+    con = settle(tmp_path, raw)  # a new consumer on the same lake
+    (stored, distinct) = con.execute(
+        "SELECT count(*), count(DISTINCT event_id) FROM events"
+    ).fetchone()
+    assert stored == distinct == len(CLEAN.messages)
+    assert violations(con) == Counter(
+        {"EVT-DUP/duplicate_event": 1, "EVT-DUP/conflicting_duplicate": 2}
+    )
+    (evidence,) = con.execute(
+        "SELECT evidence FROM violations WHERE check_name = 'duplicate_event'"
+    ).fetchone()
+    assert json.loads(evidence) == {
+        "original": {"partition": 0, "offset": 2},
+        "repeat": {"partition": 0, "offset": len(CLEAN.messages)},
+    }
+    severities = con.execute(
+        "SELECT DISTINCT severity FROM violations WHERE check_name = 'conflicting_duplicate'"
+    ).fetchall()
+    assert severities == [("critical",)]
+    kept = con.execute("SELECT reason, raw FROM dead_letters ORDER BY source_offset").fetchall()
+    assert [r for r, _ in kept] == ["conflicting_duplicate"] * 2  # the evidence is kept
+    assert json.loads(kept[0][1])["amount_cents"] == changed["amount_cents"]
+    assert by_round(con) == clean
+
+
+# -- finding 4: one meaning per message -----------------------------------------------------------
+
+
+def test_a_repeated_json_key_is_a_dead_letter(tmp_path: Path) -> None:
+    events = decode(CLEAN.messages)
+    bet = find(events, lambda e: e["event_type"] == "bet_placed", 2)
+    text = CLEAN.messages[bet].value.decode()
+    amount = f'"amount_cents":{events[bet]["amount_cents"]}'
+    twice = text.replace(amount, '"amount_cents":7,' + amount).encode()
+    messages = list(CLEAN.messages)
+    messages[bet] = Message(events[bet]["table_id"], twice)
+    con = settle(tmp_path, messages)
+    rows = con.execute("SELECT reason, detail, raw FROM dead_letters").fetchall()
+    assert [(r, bytes(raw)) for r, _, raw in rows] == [("duplicate_key", twice)]
+    assert "amount_cents" in rows[0][1]
+    (stored,) = con.execute(
+        "SELECT count(*) FROM events WHERE event_id = ?", [events[bet]["event_id"]]
+    ).fetchone()
+    assert stored == 0
+
+
+def test_other_spellings_are_stored_as_the_contract_writes_them(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    events = decode(CLEAN.messages)
+    messages = list(CLEAN.messages)
+    respelled = []
+    for n in (3, 4, 5):
+        i = find(events, lambda e: e["event_type"] == "bet_placed", n)
+        e = dict(reversed(list(events[i].items())))  # another key order
+        e["event_id"] = e["event_id"].upper()
+        e["occurred_at"] = e["occurred_at"].replace("T", "t").replace("Z", "z")
+        text = json.dumps(e, separators=(", ", ": ")).replace('"seat"', '"s\\u0065at"')
+        messages[i] = Message(e["table_id"], text.encode())
+        respelled.append(i)
+    con = settle(tmp_path, messages)
+    assert by_round(con) == clean
+    for i in respelled:
+        canonical = dump_event(parse_event(CLEAN.messages[i].value)).decode()
+        (payload, event_id) = con.execute(
+            "SELECT payload, event_id FROM events WHERE source_offset = ?", [i]
+        ).fetchone()
+        assert (payload, event_id) == (canonical, events[i]["event_id"])
+
+
+# -- finding 5: implausible events ----------------------------------------------------------------
+
+
+def test_implausible_times_are_violations(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    events = decode(CLEAN.messages)
+    touched = set()
+    for n, when in enumerate(
+        ("2099-01-01T00:00:00Z", "1970-01-01T00:00:00Z", "0001-01-01T00:00:00Z")
+    ):
+        i = find(events, lambda e: e["event_type"] == "bet_placed", 10 + 40 * n)
+        events[i]["occurred_at"] = when
+        touched.add(events[i]["round_id"])
+    con = settle(tmp_path, encode(events))
+    rounds = con.execute(
+        "SELECT DISTINCT round_id FROM violations WHERE rule_id = 'EVT-TIME'"
+    ).fetchall()
+    assert {r for (r,) in rounds} == touched
+    assert violations(con) == Counter({"EVT-TIME/implausible_time": 3})
+    assert_untouched_equal(clean, by_round(con), touched)
+    got = by_round(con)
+    assert all(got[r] == clean[r] for r in touched)  # the time is the only thing wrong
+
+
+def test_misaddressed_events_are_dead_letters(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    events = decode(CLEAN.messages)
+    pg = find(events, lambda e: e["event_type"] == "table_opened" and e["table_id"] == "PG-01")
+    # While PG-01 is open: the same table claiming another game, another casino's event, and a
+    # message without a key.
+    other_game = {
+        **events[pg],
+        "event_id": "00000000-0000-4000-8000-000000000001",
+        "game": "holdem",
+    }
+    foreign = {
+        **events[1],
+        "event_id": "00000000-0000-4000-8000-000000000002",
+        "casino_id": "casino-cusco-02",
+    }
+    n = len(CLEAN.messages)
+    raw = [
+        RawMessage(m.value, m.key.encode(), "table-events", 0, i)
+        for i, m in enumerate(CLEAN.messages)
+    ]
+    inserted = [
+        RawMessage(m.value, m.key.encode(), "table-events", 0, n + i)
+        for i, m in enumerate(encode([other_game, foreign]))
+    ]
+    inserted.append(RawMessage(CLEAN.messages[5].value, None, "table-events", 0, n + 2))
+    raw[n // 2 : n // 2] = inserted
+    con = settle(tmp_path, raw, policy=StreamPolicy(casino_id="casino-lima-01"))
+    reasons = con.execute("SELECT reason FROM dead_letters ORDER BY source_offset").fetchall()
+    assert [r for (r,) in reasons] == ["game_mismatch", "foreign_casino", "key_mismatch"]
+    assert by_round(con) == clean
+    assert violations(con) == Counter()
+
+
+def test_a_table_may_change_game_only_after_it_closed(tmp_path: Path) -> None:
+    events = decode(CLEAN.messages)
+    closed = find(events, lambda e: e["event_type"] == "table_closed" and e["table_id"] == "PG-01")
+    opened = {
+        **events[0],
+        "event_id": "00000000-0000-4000-8000-000000000003",
+        "game": "tripoker",
+        "profile": "tripoker/pe-1999",
+        "seq": events[closed]["seq"] + 1,
+        "occurred_at": events[closed]["occurred_at"],
+    }
+    dealer = find(
+        events, lambda e: e["event_type"] == "dealer_changed" and e["table_id"] == "PG-01"
+    )
+    still_pai_gow = {
+        **events[dealer],
+        "event_id": "00000000-0000-4000-8000-000000000004",
+        "seq": opened["seq"] + 1,
+        "occurred_at": opened["occurred_at"],
+    }
+    messages = [*CLEAN.messages[: closed + 1], *encode([opened, still_pai_gow])]
+    con = settle(tmp_path, messages)
+    reasons = con.execute("SELECT reason FROM dead_letters").fetchall()
+    assert reasons == [("game_mismatch",)]  # reopened for Tripóker: Pai Gow is over there
