@@ -315,11 +315,16 @@ def three_card_hands(events: Sequence[Event]) -> list[Finding]:
 def tripoker_exposed_card(events: Sequence[Event], exposed: Set[int]) -> list[Finding]:
     """The dealer's cards numbered `exposed` (by deal order, 1..3) are dealt face up and the
     others face down (TCP-A10b under `pe-2005`: the third; `standard`: none)."""
+    # Sorted on the deal order alone: two cards given the same place (a device fault) keep
+    # their stream order rather than comparing the events themselves, which raised TypeError.
     dealt = sorted(
-        (order, event)
-        for event in events
-        if isinstance(event, CardsDealt) and event.recipient is Recipient.DEALER
-        for order in event.deal_order
+        (
+            (order, event)
+            for event in events
+            if isinstance(event, CardsDealt) and event.recipient is Recipient.DEALER
+            for order in event.deal_order
+        ),
+        key=lambda pair: pair[0],
     )
     findings: list[Finding] = []
     for number, (_, event) in enumerate(dealt, start=1):

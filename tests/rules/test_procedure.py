@@ -117,6 +117,18 @@ def test_pgp_a10a_a_group_of_eight_cards_is_reported_not_raised() -> None:
     assert "PGP-A10a" in found and "PGP-A10f" in found
 
 
+def test_tcp_a10b_dealer_cards_given_the_same_deal_order_are_judged_not_raised() -> None:
+    """Found by the consumer fuzzer: two dealer cards with the same `deal_order` made the sort
+    compare the events themselves (TypeError), and the round was unprocessable."""
+    events = [
+        dealt("dealer", ["As", "Kd"], [4, 4], game="tripoker"),
+        dealt("dealer", ["2c"], [4], game="tripoker", face_up=True),
+    ]
+    assert procedure.tripoker_exposed_card(events, {3}) == []  # numbered in stream order
+    found = procedure.tripoker_exposed_card(events, {2})
+    assert [f.evidence["card_number"] for f in found] == [2, 3]
+
+
 def test_pgp_a11c_a_deal_without_a_valid_roll() -> None:
     events = [ev("dice_rolled", dice=[1, 2, 3], valid=False), dealt("group", ["As"], [1], group=1)]
     assert rules_of(procedure.pai_gow_dice(events)) == ["PGP-A11c"]
