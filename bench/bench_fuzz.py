@@ -1,0 +1,133 @@
+"""The consumer's mutation fuzzer, long: mutated simulated nights through the processor until at
+least `--events` events were fed (1,000,000 by default), counting crashes (expected 0).
+
+Run: uv run python bench/bench_fuzz.py [--quick] [--events N] [--seed S]. One process, one core.
+Each stream is a clean seeded night (faults off; one table of each game, one hour, several
+nights) with ONE mutation (tests/consumers/fuzz.py: cards, seq, duplicates, ids, amounts,
+seats, types, times, keys, bytes ...), fed in random batches through a fresh `Processor` as the
+pipeline does (states serialised after each batch, rows converted to Arrow, a fifth of the
+streams restarted from the serialised states), then judged against the clean night: no
+uncaught exception, every untouched round settled exactly as in the clean night, the lake's
+uniqueness keys intact. Prints the mutations applied, streams, events, crashes with the first
+distinct signatures, errors the processor contained (EVT-ENGINE: the engine raised on an input
+it should have judged), other failures, and events per second. Exit status: 1 if any crash, 2
+if no crash but contained errors or other failures, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).absolute().parents[1]))
+
+from tests.consumers import fuzz
+
+NIGHT_SEEDS = (11, 12, 13, 14, 15, 16, 17, 18)
+SHOW = 8  # distinct signatures printed per category
+
+
+def line(label: str, value: str) -> None:
+    print(f"{label:<62} {value}", flush=True)
+
+
+def _problem_signature(problem: str) -> str:
+    first = problem.splitlines()[0]
+    first = re.sub(r"\([^()]*\)", "(...)", first)
+    first = re.sub(r"b'.*", "<payload>", first)
+    return re.sub(r"\d+", "N", first)[:160]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes (CI), under a minute")
+    parser.add_argument("--events", type=int, help="events to feed (default 1,000,000)")
+    parser.add_argument("--seed", type=int, default=0, help="fuzz seed (default 0)")
+    parser.add_argument("--restart-rate", type=float, default=0.2)
+    parser.add_argument(
+        "--multi-rate", type=float, default=0.1, help="streams with 2-4 mutations (default 0.1)"
+    )
+    args = parser.parse_args()
+    target = args.events or (150_000 if args.quick else 1_000_000)
+    nights = NIGHT_SEEDS[:2] if args.quick else NIGHT_SEEDS
+
+    begun = time.perf_counter()
+    for seed in nights:
+        fuzz.truth_of(fuzz.load_night(seed))  # simulate and settle the clean nights first
+    setup = time.perf_counter() - begun
+    line("clean nights (1 table of each game, 1 h)", f"{len(nights):>12}  ({setup:.1f} s)")
+    line("fuzz seed", f"{args.seed:>12}")
+
+    kinds: Counter[str] = Counter()
+    crashes: dict[str, list[fuzz.Case]] = defaultdict(list)
+    contained: dict[str, list[fuzz.Case]] = defaultdict(list)
+    failures: dict[str, list[fuzz.Case]] = defaultdict(list)
+    streams = events = restarts = 0
+    begun = time.perf_counter()
+    while events < target:
+        case = fuzz.run_case(
+            args.seed,
+            streams,
+            night_seeds=nights,
+            restart_rate=args.restart_rate,
+            multi_rate=args.multi_rate,
+        )
+        streams += 1
+        events += case.events
+        restarts += case.result.restarted_at is not None
+        kinds.update(case.mutation.kind.split("+"))
+        if case.result.crash is not None:
+            crashes[f"{case.result.crash.signature} <{case.mutation.kind}>"].append(case)
+            continue
+        for error in case.result.contained:
+            contained[f"{error.signature} <{case.mutation.kind}>"].append(case)
+        for problem in case.problems:
+            if not problem.startswith("CONTAINED "):
+                failures[f"{_problem_signature(problem)} <{case.mutation.kind}>"].append(case)
+    seconds = time.perf_counter() - begun
+
+    line("streams", f"{streams:>12,}")
+    line(
+        "mutations applied",
+        f"{sum(kinds.values()):>12,}  ({args.multi_rate:.0%} of the streams with 2-4)",
+    )
+    line("mutation kinds", f"{len(kinds):>12}  (min {min(kinds.values())} streams each)")
+    line("events fed", f"{events:>12,}")
+    line("streams restarted from serialised state", f"{restarts:>12,}")
+    n_crash = sum(len(v) for v in crashes.values())
+    line("crashes found (expected 0)", f"{n_crash:>12,}  ({len(crashes)} distinct)")
+    for sig, cases in sorted(crashes.items(), key=lambda kv: -len(kv[1]))[:SHOW]:
+        c = cases[0]
+        print(f"  {len(cases)}x {sig}")
+        print(f"     e.g. {c.mutation.kind}: {c.mutation.detail[:150]}")
+        print(f"     again: uv run python -m tests.consumers.fuzz --seed {c.seed} "
+              f"--stream {c.index}")  # fmt: skip
+    n_contained = len({c.index for cases in contained.values() for c in cases})
+    line("streams with contained engine errors (EVT-ENGINE)", f"{n_contained:>12,}  "
+         f"({len(contained)} distinct)")  # fmt: skip
+    for sig, cases in sorted(contained.items(), key=lambda kv: -len(kv[1]))[:SHOW]:
+        c = cases[0]
+        print(f"  {len(cases)}x {sig}")
+        print(f"     e.g. {c.mutation.detail[:150]}")
+        print(f"     again: uv run python -m tests.consumers.fuzz --seed {c.seed} "
+              f"--stream {c.index}")  # fmt: skip
+    failed_streams = len({c.index for cases in failures.values() for c in cases})
+    line("other failures (untouched rounds changed, lake keys)", f"{failed_streams:>12,}  "
+         f"({len(failures)} distinct)")  # fmt: skip
+    for sig, cases in sorted(failures.items(), key=lambda kv: -len(kv[1]))[:SHOW]:
+        print(f"  {len(cases)}x {sig}")
+        print(f"     again: uv run python -m tests.consumers.fuzz --seed {cases[0].seed} "
+              f"--stream {cases[0].index}")  # fmt: skip
+    line("seconds", f"{seconds:>12.1f}")
+    line("events per second (mutate, process, serialise, judge)", f"{events / seconds:>12,.0f}")
+    if crashes:
+        return 1
+    return 2 if failures or contained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
