@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -61,14 +62,16 @@ log = logging.getLogger("croupier.processor")
 GAP_WINDOW = 8
 # Consecutive numbers of a new numbering that resynchronise a table to it (a device reboot).
 RESYNC_AFTER = 3
-# Event ids remembered with where they were read and a digest of what was stored, across
-# tables: a repeat among them is told apart (same or different content) without the lake.
-RECENT_IDS = 200_000
+# Event ids remembered with where they were read and what was stored, across tables: a repeat
+# among them is told apart (same or different content) without asking the lake.
+RECENT_IDS = 100_000
 DEAD_LETTER_RAW_LIMIT = 1 << 20
 # Without a broker timestamp, a table's events may go back in time at most this much.
 DEFAULT_MAX_SKEW_S = 300.0
 # ... and forward at most this much from one event to the next of an open table.
 MAX_SESSION_STEP = timedelta(hours=24)
+_CLOCK_STEP = timedelta(minutes=1)
+_EARLIEST, _LATEST = datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)
 _ROUND_CLOSERS = (RoundEnded, RoundVoided)
 _ROUND_BOUNDS = frozenset({RoundStarted, *_ROUND_CLOSERS})
 
@@ -150,6 +153,10 @@ class TableState:
     # reported again (a replayed recording is flagged once, not once per message).
     reported: dict[str, int] = field(default_factory=dict)
     skip_round: str | None = None  # a round found unprocessable: its later events only stored
+    # The plausible range of the next event's time, from `last_at` (see `_session_time`).
+    # Empty until the first event (every comparison with it fails).
+    time_lo: datetime = field(default=_LATEST, repr=False, compare=False)
+    time_hi: datetime = field(default=_EARLIEST, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data = {k: getattr(self, k) for k in _PLAIN_FIELDS}
@@ -184,7 +191,7 @@ class TableState:
 _PLAIN_FIELDS = tuple(
     name
     for name in TableState.__dataclass_fields__
-    if name not in ("round_events", "round_findings", "held")
+    if name not in ("round_events", "round_findings", "held", "time_lo", "time_hi")
 )
 
 
@@ -230,10 +237,11 @@ class Processor:
         self.tables: dict[str, TableState] = {}
         self._dirty: dict[str, int] = {}
         self._position = 0
-        # event_id -> (partition, offset, hash of the stored payload), oldest first
-        self._recent: dict[int, tuple[int | None, int | None, int]] = {}
+        # event_id -> (partition, offset, payload as stored), oldest first
+        self._recent: OrderedDict[int, Original] = OrderedDict()
+        self._keys: dict[str, bytes] = {}  # table_id -> its Kafka key
         # Round ids started (as `round_key`s): recent ones, and this batch's index answers.
-        self._recent_rounds: dict[int, None] = {}
+        self._recent_rounds: OrderedDict[int, None] = OrderedDict()
         self._maybe_rounds: set[int] = set()
         self._new_rounds: list[int] = []
 
@@ -270,10 +278,30 @@ class Processor:
         # (payload bytes, partition, offset): the sink reads the envelope out of the payload.
         events = out.rows.setdefault("events", [])
         decoded: list[tuple[RawMessage, Event, bytes]] = []
+        casino, flat_keys, keys = self.casino_id, _FLAT_KEYS, self._keys
         for msg in messages:
             self._position += 1
             if msg.offset is None:  # in-process: the position in the stream stands for it
                 msg = msg._replace(offset=self._position)
+            value = msg.value
+            try:
+                event: Event | None = parse_event(value)  # type: ignore[arg-type]
+            except Exception:
+                event = None
+            if (
+                # Most messages: valid, addressed right, and in the contract's own spelling
+                # (see `_decode`, which judges every other message and says why).
+                event is not None
+                and msg.key == (keys.get(event.table_id) or self._key(event.table_id))
+                and (casino is None or event.casino_id == casino)
+                and value.startswith(_ID_FIRST)  # type: ignore[union-attr]
+                and value[49:51] == b'",'  # type: ignore[index]
+                and b"\\" not in value  # type: ignore[operator]
+                and value.count(b'":') == flat_keys.get(type(event))  # type: ignore[union-attr]
+                and event.occurred_at.year not in (1, 9999)
+            ):
+                decoded.append((msg, event, value))  # type: ignore[arg-type]
+                continue
             found = self._decode(msg, out)
             if found is not None:
                 decoded.append((msg, *found))
@@ -303,13 +331,13 @@ class Processor:
             dirty[table_id] = msg.offset or 0
             prior = recent.get(uid)
             if prior is None and seen:
-                prior = self._original(originals.get(uid))
+                prior = originals.get(uid)
             if prior is not None:
                 self._duplicate(state, event, msg, value, prior, out)
                 continue
-            recent[uid] = (msg.partition, msg.offset, hash(value))
+            recent[uid] = (msg.partition, msg.offset, value)
             if len(recent) > RECENT_IDS:
-                del recent[next(iter(recent))]
+                recent.popitem(last=False)
             stored.append(uid)
             events.append((value, msg.partition, msg.offset))
             if state.reported:  # a run of repeats ends with the first new event
@@ -332,7 +360,10 @@ class Processor:
             ):
                 state.last_seq = seq
                 state.round_events.append(event)
-                if msg.timestamp_ms is None:
+                if (
+                    msg.timestamp_ms is None
+                    and not state.time_lo <= event.occurred_at <= state.time_hi
+                ):
                     self._session_time(state, event, out)
                 continue
             if not state.game:
@@ -420,9 +451,9 @@ class Processor:
         )
 
     # -- duplicates, time ----------------------------------------------------------------------
-    @staticmethod
-    def _original(found: Original | None) -> tuple[int | None, int | None, int] | None:
-        return None if found is None else (found[0], found[1], hash(found[2]))
+    def _key(self, table_id: str) -> bytes:
+        key = self._keys[table_id] = table_id.encode()
+        return key
 
     def _duplicate(
         self,
@@ -430,18 +461,18 @@ class Processor:
         event: Event,
         msg: RawMessage,
         value: bytes,
-        prior: tuple[int | None, int | None, int],
+        prior: Original,
         out: RowBatch,
     ) -> None:
         """A repeated event_id: never stored or applied again. The same content is a minor
         fault (reported once per episode); other content under a used id is critical, and the
         message is kept in dead_letters as evidence."""
-        partition, offset, digest = prior
+        partition, offset, original = prior
         evidence = {
             "original": {"partition": partition, "offset": offset},
             "repeat": {"partition": msg.partition, "offset": msg.offset},
         }
-        if hash(value) == digest or hash(dump_event(event)) == digest:
+        if value == original or dump_event(event) == original:
             self._stream_fault(
                 state,
                 out,
@@ -479,16 +510,21 @@ class Processor:
 
     def _session_time(self, state: TableState, event: Event, out: RowBatch) -> None:
         """Without a broker's clock: a table's events may not go back in time by more than the
-        skew, nor jump forward a day, inside one session (table_opened starts a new one)."""
+        skew, nor jump forward a day, inside one session (table_opened starts a new one).
+
+        The clock moves on in steps of at most a minute: an event inside [clock - skew,
+        clock + 1 min] only needs two comparisons (`time_lo`, `time_hi`)."""
         at = event.occurred_at
         last = state.last_at
         if last is None or type(event) is TableOpened:
-            state.last_at = at
-        elif last - self.max_skew <= at <= last + MAX_SESSION_STEP:
-            if at > last:
-                state.last_at = at
-        else:  # the table's clock stays at the last plausible time
+            pass
+        elif not (last - self.max_skew <= at <= last + MAX_SESSION_STEP):
             self._clock(state, event, out, previous_at=last.isoformat())
+            return  # the table's clock stays at its last plausible time
+        elif at <= last:
+            return
+        state.last_at = at
+        state.time_lo, state.time_hi = at - self.max_skew, at + _CLOCK_STEP
 
     def _stream_fault(
         self, state: TableState, out: RowBatch, finding: Finding, round_id: str | None
@@ -798,7 +834,7 @@ class Processor:
             return True
         self._recent_rounds[key] = None
         if len(self._recent_rounds) > RECENT_IDS:
-            del self._recent_rounds[next(iter(self._recent_rounds))]
+            self._recent_rounds.popitem(last=False)
         self._new_rounds.append(key)
         return False
 
