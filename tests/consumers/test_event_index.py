@@ -7,6 +7,7 @@ import itertools
 import json
 import random
 import shutil
+import time
 import tracemalloc
 import uuid
 from collections.abc import Iterator, Sequence
@@ -216,9 +217,9 @@ class Writer:
             batch.add("events", (_payload(event_id), self.partition, self.offset))
             self.offset += 1
         self.sink.commit(batch, offsets={("events", self.partition): self.offset})
-        row = self.sink.con.execute("FROM lake.last_committed_snapshot()").fetchone()
-        assert row is not None
-        return int(row[0])
+        snapshot = ei.last_committed_snapshot(self.sink.con)
+        assert snapshot is not None and snapshot == lakes.current_snapshot(self.sink.con)
+        return snapshot
 
     def close(self) -> None:
         self.sink.close()
@@ -328,6 +329,33 @@ def test_refresh_reads_what_other_writers_commit_and_skips_its_own(
     theirs.close()
 
 
+def test_refresh_costs_no_query_while_nothing_is_committed_and_misses_no_commit(
+    lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine, theirs = Writer(lake), Writer(lake)
+    con = mine.sink.con
+    index = EventIndex(tmp_path / "idx")
+    index.recover(con)
+    catalog = index._lake.catalog  # type: ignore[union-attr]
+    queries: list[str] = []
+    real_query = catalog.query
+    monkeypatch.setattr(catalog, "query", lambda *a: queries.append(a[0]) or real_query(*a))
+    for round_ in range(3):
+        time.sleep(ei.RACY_SECONDS * 2)  # the catalog's last change is old enough to trust
+        assert index.refresh(con) == 0
+        asked = len(queries)
+        for _ in range(20):
+            assert index.refresh(con) == 0
+        assert len(queries) == asked, "nothing was committed: no query"
+        ids = theirs.new_ids(3 + round_)
+        theirs.commit(ids)  # right after a trusted look at the catalog: must be seen
+        assert index.refresh(con) == 3 + round_
+        assert index.seen(index.fingerprints([u.int for u in ids])).all()
+    index.close()
+    mine.close()
+    theirs.close()
+
+
 class Crash(Exception):
     pass
 
@@ -338,7 +366,7 @@ def test_a_crash_at_any_file_operation_leaves_an_index_recover_makes_exact(
     writer = Writer(lake)
     con = writer.sink.con
     directory = tmp_path / "idx"
-    index = EventIndex(directory, flush_ids=200, fanout=2)
+    index = EventIndex(directory, flush_ids=200, ratio=2)
     index.recover(con)
     _run_batches(index, writer, [150, 150, 150])
     index.persist()
@@ -358,7 +386,7 @@ def test_a_crash_at_any_file_operation_leaves_an_index_recover_makes_exact(
 
             return call
 
-        index = EventIndex(directory, flush_ids=200, fanout=2)
+        index = EventIndex(directory, flush_ids=200, ratio=2)
         assert not index.recover(con).rebuilt
         _run_batches(index, writer, [170, 170])  # two runs' worth: a flush and a merge
         monkeypatch.setattr(ei.os, "replace", crashing(real_replace))
@@ -371,7 +399,7 @@ def test_a_crash_at_any_file_operation_leaves_an_index_recover_makes_exact(
         monkeypatch.setattr(ei.os, "replace", real_replace)
         monkeypatch.setattr(ei.os, "fsync", real_fsync)
         index.close(persist=False)
-        after = EventIndex(directory, flush_ids=200, fanout=2)
+        after = EventIndex(directory, flush_ids=200, ratio=2)
         recovery = after.recover(con)
         assert not recovery.rebuilt, (step, recovery.reason)  # never needs a full rebuild
         assert_exact(after, con)
@@ -505,7 +533,13 @@ def test_a_new_lake_and_a_recreated_events_table(lake: Path, tmp_path: Path) -> 
     writer.sink.close()
     writer = Writer(lake, partition=1)
     writer.commit(writer.new_ids(7))
-    index.refresh(con)  # rebuilt: the old table's ids are gone with it
+    in_flight = writer.new_ids(4)  # a batch processed, its commit not yet done
+    fps = index.fingerprints([u.int for u in in_flight])
+    index.add(fps)
+    token = index.seal()
+    index.refresh(con)  # rebuilt: the old table's ids are gone with it, the batch stays
+    assert index.seen(fps).all()
+    index.committed(token, writer.commit(in_flight))
     assert_exact(index, con, absent=ids)
     index.close()
     writer.close()
