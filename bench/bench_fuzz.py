@@ -2,16 +2,16 @@
 least `--events` events were fed (1,000,000 by default), counting crashes (expected 0).
 
 Run: uv run python bench/bench_fuzz.py [--quick] [--events N] [--seed S]. One process, one core.
-Each stream is a clean seeded night (faults off; one table of each game, one hour, several
-nights) with ONE mutation (tests/consumers/fuzz.py: cards, seq, duplicates, ids, amounts,
-seats, types, times, keys, bytes ...), fed in random batches through a fresh `Processor` as the
-pipeline does (states serialised after each batch, rows converted to Arrow, a fifth of the
-streams restarted from the serialised states), then judged against the clean night: no
-uncaught exception, every untouched round settled exactly as in the clean night, the lake's
-uniqueness keys intact. Prints the mutations applied, streams, events, crashes with the first
-distinct signatures, errors the processor contained (EVT-ENGINE: the engine raised on an input
-it should have judged), other failures, and events per second. Exit status: 1 if any crash, 2
-if no crash but contained errors or other failures, else 0.
+Each stream is a clean seeded night (faults off; 1 to 3 tables of each game, 0.5 to 2 hours,
+eight nights) with ONE mutation, a tenth of the streams 2 to 4 (tests/consumers/fuzz.py: cards,
+seq, duplicates, ids, amounts, seats, types, times, keys, bytes ...), fed in random batches
+through a fresh `Processor` as the pipeline does (states serialised after each batch, rows
+converted to Arrow, a fifth of the streams restarted from what was committed), then judged
+against the clean night: no uncaught exception, every untouched round settled exactly as in
+the clean night, the lake's uniqueness keys intact. Prints the mutations applied, streams,
+events, crashes with the first distinct signatures, errors the processor contained (EVT-ENGINE:
+the engine raised on an input it should have judged), other failures, and events per second.
+Exit status: 1 if any crash, 2 if no crash but contained errors or other failures, else 0.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ sys.path.insert(0, str(Path(__file__).absolute().parents[1]))
 
 from tests.consumers import fuzz
 
-NIGHT_SEEDS = (11, 12, 13, 14, 15, 16, 17, 18)
 SHOW = 8  # distinct signatures printed per category
 
 
@@ -53,13 +52,14 @@ def main() -> int:
     )
     args = parser.parse_args()
     target = args.events or (150_000 if args.quick else 1_000_000)
-    nights = NIGHT_SEEDS[:2] if args.quick else NIGHT_SEEDS
+    nights = fuzz.NIGHTS if args.quick else fuzz.BENCH_NIGHTS
 
     begun = time.perf_counter()
-    for seed in nights:
-        fuzz.truth_of(fuzz.load_night(seed))  # simulate and settle the clean nights first
+    for spec in nights:
+        fuzz.truth_of(fuzz.load_night(*spec))  # simulate and settle the clean nights first
     setup = time.perf_counter() - begun
-    line("clean nights (1 table of each game, 1 h)", f"{len(nights):>12}  ({setup:.1f} s)")
+    line("clean nights (seed, tables of each game, hours)", f"{len(nights):>12}  ({setup:.1f} s)")
+    line("  ", "  ".join(f"{n}/{t}/{h:g}h" for n, t, h in nights))
     line("fuzz seed", f"{args.seed:>12}")
 
     kinds: Counter[str] = Counter()
@@ -72,7 +72,7 @@ def main() -> int:
         case = fuzz.run_case(
             args.seed,
             streams,
-            night_seeds=nights,
+            nights=nights,
             restart_rate=args.restart_rate,
             multi_rate=args.multi_rate,
         )
@@ -104,8 +104,7 @@ def main() -> int:
         c = cases[0]
         print(f"  {len(cases)}x {sig}")
         print(f"     e.g. {c.mutation.kind}: {c.mutation.detail[:150]}")
-        print(f"     again: uv run python -m tests.consumers.fuzz --seed {c.seed} "
-              f"--stream {c.index}")  # fmt: skip
+        print(f"     again: {c.command}")
     n_contained = len({c.index for cases in contained.values() for c in cases})
     line("streams with contained engine errors (EVT-ENGINE)", f"{n_contained:>12,}  "
          f"({len(contained)} distinct)")  # fmt: skip
@@ -113,15 +112,13 @@ def main() -> int:
         c = cases[0]
         print(f"  {len(cases)}x {sig}")
         print(f"     e.g. {c.mutation.detail[:150]}")
-        print(f"     again: uv run python -m tests.consumers.fuzz --seed {c.seed} "
-              f"--stream {c.index}")  # fmt: skip
+        print(f"     again: {c.command}")
     failed_streams = len({c.index for cases in failures.values() for c in cases})
     line("other failures (untouched rounds changed, lake keys)", f"{failed_streams:>12,}  "
          f"({len(failures)} distinct)")  # fmt: skip
     for sig, cases in sorted(failures.items(), key=lambda kv: -len(kv[1]))[:SHOW]:
         print(f"  {len(cases)}x {sig}")
-        print(f"     again: uv run python -m tests.consumers.fuzz --seed {cases[0].seed} "
-              f"--stream {cases[0].index}")  # fmt: skip
+        print(f"     again: {cases[0].command}")
     line("seconds", f"{seconds:>12.1f}")
     line("events per second (mutate, process, serialise, judge)", f"{events / seconds:>12,.0f}")
     if crashes:

@@ -833,6 +833,9 @@ TIMES = [
     "2025-01-10t23:00:00z", "2025-01-10 23:00:00Z", "2025-01-10T23:00:00.123456789Z",
     "2025-01-11T04:30:00+05:30", "2025-01-10T23:59:60Z", "2025-02-30T00:00:00Z",
     "2025-01-10T23:00:00", "1736550000", "", "2025-01-10T23:00:00+24:00",
+    # spellings the contract's parser may accept that other readers (DuckDB) may not
+    "1736550000000", "1736550000.5", "0", "-1", "2025-01-10T23:00Z", "2025-01-10T23:00:00,5Z",
+    "2025-01-10T23:00:00+0530", "2025-01-10T23:00:00-00:00", "2025-01-10T23:00:00.000000001+14:00",
 ]  # fmt: skip
 
 
@@ -842,6 +845,26 @@ def _occurred_at(rng: random.Random, night: Night) -> Mutation | None:
     i = _any(rng, night)
     value: Any = rng.choice([*TIMES, 1736550000])
     return _replace(night, i, _with(night, i, occurred_at=value), "occurred_at", f"-> {value!r}")
+
+
+UUID_SPELLINGS: tuple[Callable[[str], str], ...] = (
+    str.upper,
+    lambda u: u.replace("-", ""),
+    lambda u: "{" + u + "}",
+    lambda u: "urn:uuid:" + u,
+    lambda u: u[:8] + u[9:13] + "-" + u[14:],  # dashes elsewhere
+    lambda u: u.upper().replace("-", ""),
+)
+
+
+@mutator("event_id_spelling")
+def _event_id_spelling(rng: random.Random, night: Night) -> Mutation | None:
+    """The same event_id spelled otherwise (upper case, no dashes, braces, urn:uuid:): one id,
+    whatever the spelling, for dedupe and for every reader."""
+    i = _any(rng, night)
+    n = rng.randrange(len(UUID_SPELLINGS))
+    value = UUID_SPELLINGS[n](night.objs[i]["event_id"])
+    return _replace(night, i, _with(night, i, event_id=value), "event_id_spelling", f"-> {value}")
 
 
 @mutator("occurred_at_shift")
@@ -1525,10 +1548,15 @@ def lake_keys(rows: dict[str, list[Any]], truth: Truth) -> list[str]:
 
 
 def _event_id(payload: bytes) -> str:
+    """The event_id a stored payload carries, as one UUID however it is spelled."""
     try:
-        return str(json.loads(payload).get("event_id"))
+        text = json.loads(payload).get("event_id")
     except ValueError:
         return f"<unparseable {payload[:40]!r}>"
+    try:
+        return str(uuid.UUID(text))
+    except (TypeError, ValueError, AttributeError):
+        return str(text)
 
 
 def _pairs_no_dups(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -1588,7 +1616,15 @@ def one_meaning(payload: bytes) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 # One stream, end to end (test, bench and the command line share it)
 
-NIGHT_SEEDS = (11, 12)
+# The clean nights streams are cut from: (simulation seed, tables of each game, hours). Two
+# tables of a game let a message move between tables of the same game.
+NightSpec = tuple[int, int, float]
+RESTART_RATE = 0.2
+NIGHTS: tuple[NightSpec, ...] = ((11, 1, 1.0), (12, 2, 0.5))
+BENCH_NIGHTS: tuple[NightSpec, ...] = (
+    *NIGHTS, (13, 1, 1.0), (14, 2, 0.5), (15, 1, 2.0), (16, 3, 0.5), (17, 1, 1.0), (18, 2, 1.0),
+)  # fmt: skip
+NIGHT_SETS = {"test": NIGHTS, "bench": BENCH_NIGHTS}
 
 
 @dataclass
@@ -1603,6 +1639,15 @@ class Case:
     events: int
     scope: set[str] | None = None  # the tables streamed (None: the whole night)
     around: int = 0  # the mutation's position in the stream
+    options: str = ""  # the run's non-default options, as command-line flags
+
+    @property
+    def command(self) -> str:
+        """The command that runs this stream again."""
+        return (
+            f"uv run python -m tests.consumers.fuzz --seed {self.seed} --stream {self.index}"
+            + self.options
+        )
 
 
 def case_rng(seed: int, index: int) -> random.Random:
@@ -1613,10 +1658,8 @@ def run_case(
     seed: int,
     index: int,
     *,
-    night_seeds: Sequence[int] = NIGHT_SEEDS,
-    tables: int = 1,
-    hours: float = 1.0,
-    restart_rate: float = 0.2,
+    nights: Sequence[NightSpec] = NIGHTS,
+    restart_rate: float = RESTART_RATE,
     whole_night_rate: float = 0.25,
     multi_rate: float = 0.0,
     kinds: Sequence[str] = KINDS,
@@ -1629,7 +1672,7 @@ def run_case(
     table, whose untouched rounds are then checked too. `multi_rate` of the streams get 2 to 4
     mutations at once (the first of the stream's kind, the others of any kind)."""
     rng = case_rng(seed, index)
-    night = load_night(night_seeds[index % len(night_seeds)], tables, hours)
+    night = load_night(*nights[index % len(nights)])
     kind = kinds[index % len(kinds)]
     mutation = mutate(rng, night, kind)
     if multi_rate and rng.random() < multi_rate:
@@ -1642,8 +1685,18 @@ def run_case(
     restart = rng.random() < restart_rate
     result = run_stream(messages, rng, around=around, restart=restart)
     problems = judge(night, mutation, result, scope)
+    options = "".join(
+        f" --{flag} {value}"
+        for flag, value, default in (
+            ("nights", next((k for k, v in NIGHT_SETS.items() if tuple(v) == tuple(nights)),
+                            "custom"), "test"),
+            ("restart-rate", restart_rate, RESTART_RATE),
+            ("multi-rate", multi_rate, 0.0),
+        )
+        if value != default
+    )  # fmt: skip
     return Case(seed, index, night, mutation, restart, result, problems, len(messages), scope,
-                around)  # fmt: skip
+                around, options)  # fmt: skip
 
 
 def report(case: Case, *, minimise: bool = True) -> str:
@@ -1663,9 +1716,7 @@ def report(case: Case, *, minimise: bool = True) -> str:
         lines.append(f"... and {len(case.problems) - 5} more")
     if minimise and case.result.crash is not None:
         lines.append(minimal_reproducer(case))
-    lines.append(
-        f"again: uv run python -m tests.consumers.fuzz --seed {case.seed} --stream {case.index}"
-    )
+    lines.append(f"again: {case.command}")
     return "\n".join(lines)
 
 
@@ -1711,10 +1762,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run one fuzz stream again and explain it.")
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--stream", type=int, required=True)
-    parser.add_argument("--tables", type=int, default=1)
-    parser.add_argument("--hours", type=float, default=1.0)
+    parser.add_argument("--nights", choices=sorted(NIGHT_SETS), default="test")
+    parser.add_argument("--restart-rate", type=float, default=RESTART_RATE)
+    parser.add_argument("--multi-rate", type=float, default=0.0)
     args = parser.parse_args(argv)
-    case = run_case(args.seed, args.stream, tables=args.tables, hours=args.hours)
+    case = run_case(
+        args.seed,
+        args.stream,
+        nights=NIGHT_SETS[args.nights],
+        restart_rate=args.restart_rate,
+        multi_rate=args.multi_rate,
+    )
     if not case.problems:
         print(f"stream {args.stream} passes: {case.mutation.describe(case.night)}")
         return 0

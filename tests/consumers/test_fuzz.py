@@ -38,12 +38,12 @@ def _signature(problem: str) -> str:
 def test_the_clean_nights_and_the_mutation_library_are_sound() -> None:
     """The truth is clean (no violation, no dead letter), a no-op JSON round trip gives the
     same bytes, and every kind mutates something and says what it touched."""
-    for night_seed in fuzz.NIGHT_SEEDS:
-        night = fuzz.load_night(night_seed)
+    for spec in fuzz.NIGHTS:
+        night = fuzz.load_night(*spec)
         truth = fuzz.truth_of(night)  # asserts no violations or dead letters
         assert len(truth.rounds) > 100
         assert all(fuzz.dumps(json.loads(m.value or b"")) == m.value for m in night.messages)
-    night = fuzz.load_night(fuzz.NIGHT_SEEDS[0])
+    night = fuzz.load_night(*fuzz.NIGHTS[0])
     # Tables are processed apart: one table's messages alone settle as in the whole night (so a
     # stream may carry only the tables a mutation involves).
     for table, indices in night.by_table.items():
@@ -59,7 +59,7 @@ def test_the_clean_nights_and_the_mutation_library_are_sound() -> None:
 def test_the_judge_sees_what_it_must() -> None:
     """Not vacuous: a lost round, a changed payout, a round stored twice, an event stored twice
     and an accepted payload with a repeated key are each a problem; a crash is reported."""
-    night = fuzz.load_night(fuzz.NIGHT_SEEDS[0])
+    night = fuzz.load_night(*fuzz.NIGHTS[0])
     table = next(iter(night.by_table))
     alone = [night.messages[i] for i in night.by_table[table]]
     clean = fuzz.run_stream(alone, random.Random(0), cuts=[0, len(alone)])
@@ -86,6 +86,39 @@ def test_the_judge_sees_what_it_must() -> None:
         None,
         fuzz.StreamResult({}, fuzz._crash("process", ValueError("x"), (0, 1)), None, []),
     )
+
+
+def test_every_spelling_the_contract_accepts_is_stored_with_one_meaning() -> None:
+    """Each odd `occurred_at` and `event_id` spelling of the fuzzer, on a bet of the first
+    round, then (for ids) the same event in its usual spelling: no crash, nothing contained,
+    the sink's SQL reads every stored payload as the contract does, and an id is stored once
+    however it is spelled. (The fuzz streams draw these at random; here each one is tried.)"""
+    night = fuzz.load_night(*fuzz.NIGHTS[0])
+    table = night.table_of[0]
+    bet = next(i for i in night.by_table[table] if night.objs[i]["event_type"] == "bet_placed")
+    prefix = [night.messages[i] for i in night.by_table[table] if i < bet]
+    original = night.messages[bet]
+    truth = fuzz.truth_of(night)
+    variants: list[tuple[str, list[fuzz.Message]]] = []
+    for spelling in fuzz.TIMES:
+        value = fuzz._with(night, bet, occurred_at=spelling)
+        variants.append((f"occurred_at {spelling!r}", [fuzz.Message(original.key, value, 0)]))
+    for spell in fuzz.UUID_SPELLINGS:
+        event_id = spell(night.objs[bet]["event_id"])
+        value = fuzz._with(night, bet, event_id=event_id)
+        usual = f"event_id {event_id!r}, then as usual"
+        variants.append((usual, [fuzz.Message(original.key, value, 0), original]))
+    problems = []
+    for name, messages in variants:
+        stream = [*prefix, *(fuzz.Message(m.key, m.value, original.ts_ms) for m in messages)]
+        result = fuzz.run_stream(stream, random.Random(0), cuts=[0, len(stream)])
+        found = [c.signature for c in [result.crash] if c] + [
+            f"CONTAINED {c.signature}" for c in result.contained
+        ]
+        if not result.crash:
+            found += fuzz.lake_keys(result.rows, truth)
+        problems += [f"{name}: {p}" for p in found]
+    assert not problems, "\n".join(problems)
 
 
 def _cases(kind: str) -> list[fuzz.Case]:
@@ -129,7 +162,7 @@ def test_batching_and_a_restart_do_not_change_the_rows() -> None:
     for k, kind in enumerate(fuzz.KINDS):
         index = k + 7 * len(fuzz.KINDS)
         rng = fuzz.case_rng(SEED, index)
-        night = fuzz.load_night(fuzz.NIGHT_SEEDS[index % len(fuzz.NIGHT_SEEDS)])
+        night = fuzz.load_night(*fuzz.NIGHTS[index % len(fuzz.NIGHTS)])
         mutation = fuzz.mutate(rng, night, kind)
         scope = mutation.tables() & set(night.by_table)
         messages = mutation.apply(night.messages, night.table_of, scope)
