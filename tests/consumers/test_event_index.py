@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 import shutil
 import time
 import tracemalloc
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -339,7 +341,12 @@ def test_refresh_costs_no_query_while_nothing_is_committed_and_misses_no_commit(
     catalog = index._lake.catalog  # type: ignore[union-attr]
     queries: list[str] = []
     real_query = catalog.query
-    monkeypatch.setattr(catalog, "query", lambda *a: queries.append(a[0]) or real_query(*a))
+
+    def counted(*args: Any) -> list[tuple[Any, ...]]:
+        queries.append(args[0])
+        return real_query(*args)
+
+    monkeypatch.setattr(catalog, "query", counted)
     for round_ in range(3):
         time.sleep(ei.RACY_SECONDS * 2)  # the catalog's last change is old enough to trust
         assert index.refresh(con) == 0
@@ -371,33 +378,33 @@ def test_a_crash_at_any_file_operation_leaves_an_index_recover_makes_exact(
     _run_batches(index, writer, [150, 150, 150])
     index.persist()
     index.close()
-    real_replace, real_fsync = ei.os.replace, ei.os.fsync
+    real_replace, real_fsync = os.replace, os.fsync
     step = 1
     while True:
         calls = 0
 
-        def crashing(real, step=step):  # type: ignore[no-untyped-def]
-            def call(*args):  # type: ignore[no-untyped-def]
+        def crashing(real: Callable[..., None], step: int = step) -> Callable[..., None]:
+            def call(*args: Any) -> None:
                 nonlocal calls
                 calls += 1
                 if calls == step:
                     raise Crash
-                return real(*args)
+                real(*args)
 
             return call
 
         index = EventIndex(directory, flush_ids=200, ratio=2)
         assert not index.recover(con).rebuilt
         _run_batches(index, writer, [170, 170])  # two runs' worth: a flush and a merge
-        monkeypatch.setattr(ei.os, "replace", crashing(real_replace))
-        monkeypatch.setattr(ei.os, "fsync", crashing(real_fsync))
+        monkeypatch.setattr(os, "replace", crashing(real_replace))
+        monkeypatch.setattr(os, "fsync", crashing(real_fsync))
         crashed = False
         try:
             index.persist()
         except Crash:
             crashed = True
-        monkeypatch.setattr(ei.os, "replace", real_replace)
-        monkeypatch.setattr(ei.os, "fsync", real_fsync)
+        monkeypatch.setattr(os, "replace", real_replace)
+        monkeypatch.setattr(os, "fsync", real_fsync)
         index.close(persist=False)
         after = EventIndex(directory, flush_ids=200, ratio=2)
         recovery = after.recover(con)
