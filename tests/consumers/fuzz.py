@@ -778,6 +778,9 @@ def _amount(rng: random.Random, night: Night) -> Mutation | None:
     return _replace(night, i, dumps(obj), "amount", f"{what} -> {value!r}")
 
 
+SEATS: list[Any] = [0, 1, 2, 3, 4, 5, 6, 7, 8, -1, None, "3", 2.0]
+
+
 @mutator("seat")
 def _seat(rng: random.Random, night: Night) -> Mutation | None:
     i = _pick(rng, night, "bet_placed", "player_decided", "hand_set", "payout_recorded",
@@ -787,7 +790,7 @@ def _seat(rng: random.Random, night: Night) -> Mutation | None:
     obj = _obj(night, i)
     if obj.get("seat") is None and obj["event_type"] in ("cards_dealt", "cut_completed"):
         return None
-    value = rng.choice([0, 1, 2, 3, 4, 5, 6, 7, 8, -1, None, "3", 2.0])
+    value = rng.choice(SEATS)
     if value == obj["seat"] and type(value) is type(obj["seat"]):
         return None
     obj["seat"] = value
@@ -1166,6 +1169,49 @@ def combine(mutations: Sequence[Mutation]) -> Mutation:
         tuple(e for m in mutations for e in m.edits),
         frozenset(t for m in mutations for t in m.touched),
     )
+
+
+ENVELOPE = frozenset(
+    ("event_id", "event_type", "schema_version", "casino_id", "table_id", "game", "round_id",
+     "seq", "occurred_at", "source_device")
+)  # fmt: skip
+
+
+def field_values(obj: dict[str, Any], key: str) -> list[Any]:
+    """Edge values for one payload field (valid and not): for the deterministic sweep."""
+    value = obj[key]
+    if key == "seat":
+        return SEATS
+    if key.endswith("_cents"):
+        return AMOUNTS
+    if key == "dice":
+        return [[6, 6, 6], [1, 1, 1], [0, 3, 3], [7, 1, 1], [1, 2], [1, 2, 3, 4]]
+    if key in ("cards", "high", "low") and isinstance(value, list):
+        first = value[:1] or ["As"]
+        return [[], first * 2, [*value, *first], value[1:], ["Jk", *value[1:]], CARDS[:7],
+                CARDS[:16], [*value[:-1], "Jk"] if value else ["Jk"]]  # fmt: skip
+    if key == "deal_order" and isinstance(value, list):
+        return [[1] * len(value), list(reversed(value)), [64] * len(value), [*value, 9], []]
+    return [v for v in PAYLOAD_VALUES.get(key, []) if v != value]
+
+
+def sweep(night: Night, table: str, round_no: int = 2) -> Iterable[tuple[str, Mutation, int]]:
+    """Every payload field of every event of one round of `table` set to each of its edge
+    values, one at a time: (what, mutation, end) with `end` the clean index of the message
+    that ends the next round (the stream up to it shows that round settled as before)."""
+    order = night.round_order[table]
+    rid, following = order[round_no], order[round_no + 1]
+    end = night.rounds[(table, following)][-1]
+    for i in night.rounds[(table, rid)]:
+        obj = night.objs[i]
+        for key in obj:
+            if key in ENVELOPE:
+                continue
+            for value in field_values(obj, key):
+                changed = dict(obj, **{key: value})
+                m = _replace(night, i, dumps(changed), "sweep",
+                             f"{obj['event_type']}.{key} -> {value!r}")  # fmt: skip
+                yield f"{table} {obj['event_type']}.{key} = {value!r}", m, end
 
 
 def mutate(rng: random.Random, night: Night, kind: str) -> Mutation:
