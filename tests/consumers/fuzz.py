@@ -1226,8 +1226,12 @@ def mutate(rng: random.Random, night: Night, kind: str) -> Mutation:
 # Running a stream
 
 
-def to_raw(messages: Sequence[Message]) -> list[RawMessage]:
-    """Messages as the Kafka source hands them over: partition by key, offsets per partition."""
+def to_raw(messages: Sequence[Message], *, recording: bool = False) -> list[RawMessage]:
+    """Messages as the Kafka source hands them over: partition by key, offsets per partition,
+    the broker's timestamp. A `recording` (`croupier consume --file`): one partition, offsets
+    the line numbers, no broker timestamp (the processor judges times by the session)."""
+    if recording:
+        return [RawMessage(m.value, m.key, "file:fuzz", 0, n, None) for n, m in enumerate(messages)]
     next_offset = [0] * PARTITIONS
     raw = []
     for m in messages:
@@ -1283,6 +1287,7 @@ class StreamResult:
     # Errors the processor contained (logged by it, marked EVT-ENGINE): each an exception the
     # engine raised where the issue wants impossible input reported as a violation.
     contained: list[Crash] = field(default_factory=list)
+    recording: bool = False  # read as a recording: no broker timestamps
 
 
 class _Contained(logging.Handler):
@@ -1365,6 +1370,7 @@ def run_stream(
     restart: bool = False,
     arrow: bool = True,
     cuts: list[int] | None = None,
+    recording: bool = False,
 ) -> StreamResult:
     """Feed the messages through a fresh processor as the pipeline does; never raises.
 
@@ -1373,7 +1379,7 @@ def run_stream(
     replaced at a batch boundary near the mutation by one recovered from what was committed:
     the serialised states, every stored event_id and the stored payloads (as a consumer
     restarted after a kill recovers them from the lake)."""
-    raw = to_raw(messages)
+    raw = to_raw(messages, recording=recording)
     cuts = cuts if cuts is not None else batch_cuts(rng, len(raw), around)
     restart_cut: int | None = None
     if restart and len(cuts) > 2:
@@ -1386,7 +1392,9 @@ def run_stream(
     logger.addHandler(contained)
     logger.propagate = False  # counted here, not printed
     try:
-        return _feed(processor, raw, cuts, restart_cut, to_arrow, contained)
+        result = _feed(processor, raw, cuts, restart_cut, to_arrow, contained)
+        result.recording = recording
+        return result
     finally:
         logger.removeHandler(contained)
         logger.propagate = propagate
@@ -1708,6 +1716,7 @@ def run_case(
     restart_rate: float = RESTART_RATE,
     whole_night_rate: float = 0.25,
     multi_rate: float = 0.0,
+    recording_rate: float = 0.25,
     kinds: Sequence[str] = KINDS,
 ) -> Case:
     """Stream `index` of fuzz run `seed`: its night, mutation kind (round robin over `kinds`),
@@ -1716,7 +1725,8 @@ def run_case(
     The processor keeps each table apart (only event ids are shared), so most streams carry
     only the tables the mutation involves (3x faster); `whole_night_rate` of them carry every
     table, whose untouched rounds are then checked too. `multi_rate` of the streams get 2 to 4
-    mutations at once (the first of the stream's kind, the others of any kind)."""
+    mutations at once (the first of the stream's kind, the others of any kind);
+    `recording_rate` of them are read as a recording (no broker timestamps)."""
     rng = case_rng(seed, index)
     night = load_night(*nights[index % len(nights)])
     kind = kinds[index % len(kinds)]
@@ -1729,7 +1739,8 @@ def run_case(
     first = min(e.index for e in mutation.edits)
     around = first if scope is None else sum(1 for t in night.table_of[:first] if t in scope)
     restart = rng.random() < restart_rate
-    result = run_stream(messages, rng, around=around, restart=restart)
+    recording = rng.random() < recording_rate
+    result = run_stream(messages, rng, around=around, restart=restart, recording=recording)
     problems = judge(night, mutation, result, scope)
     options = "".join(
         f" --{flag} {value}"
@@ -1754,7 +1765,8 @@ def report(case: Case, *, minimise: bool = True) -> str:
         f"{case.events} messages of {sorted(case.scope) if case.scope else 'every table'}, "
         f"mutation at #{case.around} of the stream, batch cuts near it "
         f"{[c for c in case.result.cuts if abs(c - case.around) < 50]}"
-        + (f", restarted after message {case.result.restarted_at}" if case.restart else ""),
+        + (f", restarted after message {case.result.restarted_at}" if case.restart else "")
+        + (", read as a recording (no broker timestamps)" if case.result.recording else ""),
         m.describe(case.night),
         *case.problems[:5],
     ]
