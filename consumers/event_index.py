@@ -118,7 +118,7 @@ _NO_NEW_ROWS = (
 # Each event_id in DuckDB's canonical UUID text (lowercase, 36 characters: any spelling DuckDB
 # reads as a UUID is normalised); what is not a UUID is left out (no UUID.int can match it).
 _CANONICAL_IDS_SQL = """
-    SELECT u FROM (SELECT CAST(TRY_CAST(event_id AS UUID) AS VARCHAR) AS u FROM {source})
+    SELECT u FROM (SELECT CAST(TRY_CAST({column} AS UUID) AS VARCHAR) AS u FROM {source})
     WHERE u IS NOT NULL"""
 _HEX_COLUMNS = np.array(
     [*range(0, 8), *range(9, 13), *range(14, 18), *range(19, 23), *range(24, 36)]
@@ -620,6 +620,7 @@ class _Lake:
     table_id: int | None = None
     table_uuid: str | None = None
     of: int = 0  # id() of the connection the cursor was made from
+    column: str = "event_id"  # SQL giving each row's id as a UUID (or its 32 hex digits)
 
 
 @dataclass
@@ -785,13 +786,14 @@ class EventIndex:
         catalog: str = "lake",
         schema: str = "main",
         table: str = "events",
+        column: str = "event_id",
     ) -> Recovery:
         """Load the runs, check they describe this lake, and add every row committed after
         their watermark; rebuild from a full scan of `events` if anything is off. Forgets the
         batches in progress and any in-memory state."""
         started = time.monotonic()
         self._detach()
-        self._lake = self._attach(con, catalog, schema, table)
+        self._lake = self._attach(con, catalog, schema, table, column)
         self._current, self._open, self._own = [], {}, set()
         reason: str | None = None
         tail = 0
@@ -840,15 +842,19 @@ class EventIndex:
             raise RuntimeError("call recover(con) first")
         if con is not None and id(con) != self._lake.of:
             lake = self._lake
-            self._lake = self._attach(con, lake.alias, lake.schema, lake.table)
+            self._lake = self._attach(con, lake.alias, lake.schema, lake.table, lake.column)
             self._lake.table_id, self._lake.table_uuid = lake.table_id, lake.table_uuid
             self._close_lake(lake)
         return self._lake
 
-    def _attach(self, con: duckdb.DuckDBPyConnection, alias: str, schema: str, table: str) -> _Lake:
+    def _attach(
+        self, con: duckdb.DuckDBPyConnection, alias: str, schema: str, table: str, column: str
+    ) -> _Lake:
         cursor = con.cursor()
         try:
-            return _Lake(cursor, _Catalog(cursor, alias), alias, schema, table, of=id(con))
+            return _Lake(
+                cursor, _Catalog(cursor, alias), alias, schema, table, of=id(con), column=column
+            )
         except BaseException:
             cursor.close()
             raise
@@ -950,7 +956,7 @@ class EventIndex:
     def _scan(self, source: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         lake = self._lake
         assert lake is not None
-        query = _CANONICAL_IDS_SQL.format(source=source)
+        query = _CANONICAL_IDS_SQL.format(column=lake.column, source=source)
         # 36 bytes of text per row, while decoded
         for batch in lake.cursor.execute(query).to_arrow_reader(self._chunk):
             if batch.num_rows:

@@ -211,8 +211,9 @@ class Processor:
     """Turns messages into rows.
 
     `load_state` fetches a table's last committed state; `index` knows every event_id stored
-    so far and `lookup` fetches the stored originals of ids it may have seen (both from the
-    lake in the consumer; in memory by default). `casino_id`, when given, is the only casino
+    so far and `lookup` fetches the stored originals of ids it may have seen; `round_index`
+    and `lookup_rounds` do the same for the rounds started (all from the lake in the consumer;
+    in memory by default). `casino_id`, when given, is the only casino
     whose events are accepted; `max_skew_s` bounds how far `occurred_at` may be from the
     broker's timestamp (or, without one, go back in time on a table).
     """
@@ -222,6 +223,7 @@ class Processor:
         load_state: Callable[[str], dict[str, Any] | None] | None = None,
         *,
         index: IdIndex | None = None,
+        round_index: IdIndex | None = None,
         lookup: Callable[[Sequence[int]], dict[int, Original]] | None = None,
         lookup_rounds: Callable[[Sequence[str]], set[str]] | None = None,
         casino_id: str | None = None,
@@ -229,6 +231,7 @@ class Processor:
     ) -> None:
         self._load_state = load_state
         self.index: IdIndex = index if index is not None else MemoryIdIndex()
+        self.round_index: IdIndex = round_index if round_index is not None else MemoryIdIndex()
         self._lookup = lookup
         self._lookup_rounds = lookup_rounds
         self.casino_id = casino_id
@@ -307,9 +310,9 @@ class Processor:
                 decoded.append((msg, *found))
         ids = [event.event_id.int for _, event, _ in decoded]
         rounds = [round_key(e.round_id) for _, e, _ in decoded if type(e) is RoundStarted]
-        answers = self.index.seen(ids + rounds) if ids else []
-        maybe = answers[: len(ids)]
-        self._maybe_rounds = {k for k, m in zip(rounds, answers[len(ids) :], strict=True) if m}
+        maybe = self.index.seen(ids) if ids else []
+        answers = self.round_index.seen(rounds) if rounds else []
+        self._maybe_rounds = {k for k, m in zip(rounds, answers, strict=True) if m}
         # Ids the index may have seen but that are not among the recent ones: their stored
         # originals come from the lake, in one lookup for the batch.
         ask = [i for i, m in zip(ids, maybe, strict=True) if m and i not in recent]
@@ -375,8 +378,10 @@ class Processor:
                 self._after(state, event, out)
             except Exception as exc:  # contained: this round only; see `_contain`
                 self._contain(state, event, out, exc, marks)
-        if stored or self._new_rounds:
-            self.index.add(stored + self._new_rounds)
+        if stored:
+            self.index.add(stored)
+        if self._new_rounds:
+            self.round_index.add(self._new_rounds)
             self._new_rounds = []
         return out
 
@@ -822,9 +827,11 @@ class Processor:
             state.closed = True
 
     # -- round-level events --------------------------------------------------------------------
-    def _replayed(self, round_id: str) -> bool:
+    def _replayed(self, state: TableState, round_id: str) -> bool:
         """True if `round_id` was started before (on any table): its round is never played
         twice. Remembers it otherwise."""
+        if round_id == state.round_id:
+            return True  # the open round's start, sent again with another event_id
         key = round_key(round_id)
         if key in self._recent_rounds:
             return True
@@ -840,7 +847,7 @@ class Processor:
 
     def _round_event(self, state: TableState, event: Event, out: RowBatch) -> None:
         if isinstance(event, RoundStarted):
-            if self._replayed(event.round_id):
+            if self._replayed(state, event.round_id):
                 # A round already played (a replayed recording, a device that reuses its round
                 # numbers): its events are stored, never applied again.
                 self._stream_fault(

@@ -171,16 +171,6 @@ class LakeSink:
             ).fetchall()
         return {r for (r,) in rows}
 
-    def stored_ids(self) -> list[int]:
-        """Every stored event_id and started round (see `processor.round_key`), as integers."""
-        with self._reader() as cur:
-            rows = cur.execute(
-                "SELECT event_id FROM events UNION ALL "
-                "SELECT CAST(md5('round:' || round_id) AS UUID)::VARCHAR FROM events "
-                "WHERE event_type = 'round_started'"
-            ).fetchall()
-        return [UUID(e).int for (e,) in rows]
-
     def load_states(self, table_ids: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
         """The latest committed state of each table (all tables, or the ones named)."""
         rows = self.con.execute(
