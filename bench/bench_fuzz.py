@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).absolute().parents[1]))
 
 from tests.consumers import fuzz
 
-SHOW = 8  # distinct signatures printed per category
+SHOW = 10  # distinct signatures printed per category
 
 
 def line(label: str, value: str) -> None:
@@ -39,6 +39,17 @@ def _problem_signature(problem: str) -> str:
     first = re.sub(r"\([^()]*\)", "(...)", first)
     first = re.sub(r"b'.*", "<payload>", first)
     return re.sub(r"\d+", "N", first)[:160]
+
+
+def show(found: dict[str, list[fuzz.Case]]) -> None:
+    """The most frequent signatures: how often, by which mutation kinds, one stream to replay."""
+    for sig, cases in sorted(found.items(), key=lambda kv: -len(kv[1]))[:SHOW]:
+        kinds = Counter(k for c in cases for k in dict.fromkeys(c.mutation.kind.split("+")))
+        first = cases[0]
+        print(f"  {len(cases)}x {sig}")
+        print(f"     kinds: {', '.join(f'{k} {n}' for k, n in kinds.most_common(6))}")
+        print(f"     e.g. {first.mutation.detail[:160]}")
+        print(f"     again: {first.command}")
 
 
 def main() -> int:
@@ -81,13 +92,13 @@ def main() -> int:
         restarts += case.result.restarted_at is not None
         kinds.update(case.mutation.kind.split("+"))
         if case.result.crash is not None:
-            crashes[f"{case.result.crash.signature} <{case.mutation.kind}>"].append(case)
+            crashes[case.result.crash.signature].append(case)
             continue
         for error in case.result.contained:
-            contained[f"{error.signature} <{case.mutation.kind}>"].append(case)
+            contained[error.signature].append(case)
         for problem in case.problems:
             if not problem.startswith("CONTAINED "):
-                failures[f"{_problem_signature(problem)} <{case.mutation.kind}>"].append(case)
+                failures[_problem_signature(problem)].append(case)
     seconds = time.perf_counter() - begun
 
     line("streams", f"{streams:>12,}")
@@ -100,25 +111,15 @@ def main() -> int:
     line("streams restarted from serialised state", f"{restarts:>12,}")
     n_crash = sum(len(v) for v in crashes.values())
     line("crashes found (expected 0)", f"{n_crash:>12,}  ({len(crashes)} distinct)")
-    for sig, cases in sorted(crashes.items(), key=lambda kv: -len(kv[1]))[:SHOW]:
-        c = cases[0]
-        print(f"  {len(cases)}x {sig}")
-        print(f"     e.g. {c.mutation.kind}: {c.mutation.detail[:150]}")
-        print(f"     again: {c.command}")
+    show(crashes)
     n_contained = len({c.index for cases in contained.values() for c in cases})
     line("streams with contained engine errors (EVT-ENGINE)", f"{n_contained:>12,}  "
          f"({len(contained)} distinct)")  # fmt: skip
-    for sig, cases in sorted(contained.items(), key=lambda kv: -len(kv[1]))[:SHOW]:
-        c = cases[0]
-        print(f"  {len(cases)}x {sig}")
-        print(f"     e.g. {c.mutation.detail[:150]}")
-        print(f"     again: {c.command}")
+    show(contained)
     failed_streams = len({c.index for cases in failures.values() for c in cases})
     line("other failures (untouched rounds changed, lake keys)", f"{failed_streams:>12,}  "
          f"({len(failures)} distinct)")  # fmt: skip
-    for sig, cases in sorted(failures.items(), key=lambda kv: -len(kv[1]))[:SHOW]:
-        print(f"  {len(cases)}x {sig}")
-        print(f"     again: {cases[0].command}")
+    show(failures)
     line("seconds", f"{seconds:>12.1f}")
     line("events per second (mutate, process, serialise, judge)", f"{events / seconds:>12,.0f}")
     if crashes:

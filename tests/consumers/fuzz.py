@@ -2,25 +2,31 @@
 processor as Kafka would deliver it, and judged against the clean night.
 
 A *night* is a seeded simulation with every fault off (its rows are the truth). A *mutation*
-changes one message of it (or inserts or drops one, or swaps the `seq` of two neighbours) and
-records every (table_id, round_id) it may legitimately change: the round the event belongs to
-(a table-level event belongs to the round it precedes, whose pre-round checks read it), the rounds
-around an inserted message, the whole table for `table_opened` and `progressive_meter_reset`
-(the profile and the meter every later round settles with), and, on a Hold'em table, the later
-rounds whose progressive hit pays a share of the meter (a changed round moves the meter).
+changes one message of it (or inserts or drops one, or swaps two neighbours) and records every
+(table_id, round_id) it may legitimately change: the round the event belongs to (a table-level
+event belongs to the round it precedes, whose pre-round checks read it), the rounds around an
+inserted message, the rounds of any other table or round it names, the whole table for
+`table_opened` and `progressive_meter_reset` (the profile and the meter every later round
+settles with), and, on a Hold'em table, the later rounds whose progressive hit pays a share of
+the meter (a changed round moves the meter). A seq mutation touches only the round in which it
+occurs (docs/events.md: "a discontinuity costs at most the round in which it occurs").
 
-`run_stream` feeds a stream through a fresh `Processor` in batches of random sizes (tiny ones
-around the mutation), serialising the table states after each batch as the pipeline does,
-converting each batch's rows to Arrow as the sink does, and optionally restarting the processor
-from the serialised states. `judge` then checks:
+`run_stream` feeds a stream through a `Processor` built as the pipeline builds it, in batches
+of random sizes (tiny ones around the mutation), serialising the table states after each batch
+and converting each batch's rows to Arrow as the sink does; optionally it restarts the
+processor from what was committed (states, event ids, stored payloads), and it reads some
+streams as a recording (no broker timestamps). Most streams carry only the tables the mutation
+involves (tables are processed apart), some the whole night. `judge` then checks:
 
-- no uncaught exception (processor, state serialisation, state reload, Arrow conversion);
+- no uncaught exception (processor, state serialisation, state reload, Arrow conversion), and
+  no exception the processor had to contain (EVT-ENGINE: impossible input must be a violation);
 - every round the mutation does not touch settles exactly as in the clean night (its `rounds`
   row's status, wager, bets and house result, and its `settlements` rows), once;
 - the lake's uniqueness keys (dbt's tests: event_id, round_id, violation_id, settlement and
-  jackpot lines) hold, and no accepted payload has a key twice or reads differently in the
+  jackpot lines) hold, and no stored payload has a key twice or reads differently in the
   sink's SQL than in the contract's parser.
 
+`sweep` is the deterministic companion: every payload field of one round at each edge value.
 Run one stream again, with its reproducer, with
 `uv run python -m tests.consumers.fuzz --seed S --stream I` (the failure message prints it).
 """
@@ -102,7 +108,6 @@ class Night:
     by_type: dict[str, list[int]]
     rounds: dict[tuple[str, str], list[int]]  # (table, round) -> message indices
     round_order: dict[str, list[str]]  # table -> its round ids in order
-    meter_sensitive: dict[str, set[str]] = field(default_factory=dict)  # table -> rounds
 
     @cached_property
     def position_in_table(self) -> list[int]:
