@@ -1354,6 +1354,18 @@ def new_processor(
         index.add(list(stored_events))
         kwargs["index"] = index
         kwargs["lookup"] = lambda ids: {i: stored_events[i] for i in ids if i in stored_events}
+        if "round_index" in params:  # the rounds started, recovered the same way
+            from consumers.processor import round_key
+
+            started = {
+                json.loads(payload)["round_id"]
+                for _, _, payload in stored_events.values()
+                if b'"event_type":"round_started"' in payload
+            }
+            rounds = MemoryIdIndex()
+            rounds.add([round_key(r) for r in started])
+            kwargs["round_index"] = rounds
+            kwargs["lookup_rounds"] = lambda ids: {r for r in ids if r in started}
     return Processor(load_state, **kwargs)
 
 
