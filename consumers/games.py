@@ -393,6 +393,8 @@ def _pai_gow_deal(kinds: RoundEvents) -> tuple[dict[int, tuple[int, ...]], dict[
     rolls = [e for e in kinds.of(DiceRolled) if e.valid]
     if not rolls:
         raise RoundError("no valid dice roll: nobody knows who holds which group")
+    if not 0 <= banker < POSITIONS:
+        raise RoundError(f"banker position {banker} is not one of the table's {POSITIONS}")
     first = group_one_position(sum(rolls[-1].dice), POSITIONS, banker)
     # PGP-A12a: group 1 to the position the dice chose, then clockwise.
     return groups, {(first + g - 1) % POSITIONS: g for g in range(1, POSITIONS + 1)}
@@ -404,6 +406,19 @@ def _pai_gow_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
         *procedure.pai_gow_dice(kinds.all),
         *procedure.pai_gow_unbet_groups(kinds.all),
     ]
+    started = kinds.first(RoundStarted)
+    if started is not None and started.banker_position not in (None, *range(POSITIONS)):
+        # PGP-A11b counts from the banker: from a position the table lacks, nobody can.
+        findings.append(
+            finding_at(
+                started,
+                "PGP-A11b",
+                "banker_position",
+                Severity.MAJOR,
+                banker_position=started.banker_position,
+                positions=POSITIONS,
+            )
+        )
     if not isinstance(profile, PaiGowProfile):
         return findings
     try:
@@ -412,7 +427,9 @@ def _pai_gow_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
         return findings
     hands = {e.seat: e for e in kinds.of(HandSet)}
     for position, hand in sorted(hands.items()):
-        if sorted(_cards([*hand.high, *hand.low])) != sorted(groups.get(group_of[position], ())):
+        # A position the table does not have was dealt no group (expected_group None).
+        expected = group_of.get(position)
+        if sorted(_cards([*hand.high, *hand.low])) != sorted(groups.get(expected or 0, ())):
             findings.append(
                 finding_at(
                     hand,
@@ -420,7 +437,7 @@ def _pai_gow_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
                     "hand_from_wrong_group",
                     Severity.CRITICAL,
                     position=position,
-                    expected_group=group_of[position],
+                    expected_group=expected,
                 )
             )
     dealer_set = hands.get(DEALER)

@@ -302,6 +302,7 @@ class Processor:
                 and b"\\" not in value  # type: ignore[operator]
                 and value.count(b'":') == flat_keys.get(type(event))  # type: ignore[union-attr]
                 and event.occurred_at.year not in (1, 9999)
+                and _plain_time(value)  # type: ignore[arg-type]
             ):
                 decoded.append((msg, event, value))  # type: ignore[arg-type]
                 continue
@@ -425,6 +426,7 @@ class Processor:
                 or value.count(b'":') != _key_count(event)
                 or not value.startswith(_ID_FIRST)
                 or value[49:51] != b'",'
+                or not _plain_time(value)
             ):
                 # Not in the contract's own spelling: escapes, a key repeated, a field left to
                 # its default. One meaning only: a repeated key is refused (parsers differ on
@@ -1002,6 +1004,26 @@ def round_key(round_id: str) -> int:
     """A round id as a 128-bit integer for the id index (the lake computes the same value as
     CAST(md5('round:' || round_id) AS UUID))."""
     return int.from_bytes(hashlib.md5(b"round:" + round_id.encode()).digest(), "big")
+
+
+_TIME_FIELD = b'"occurred_at":"'
+_TIME_SEPARATORS = frozenset(b"Tt ")
+_AFTER_SECONDS = frozenset(b"Zz.+-")
+
+
+def _plain_time(raw: bytes) -> bool:
+    """True if `occurred_at` is spelt `YYYY-MM-DD?HH:MM:SS` then a fraction, `Z` or an offset:
+    the spellings the sink's SQL reads as the contract does. The contract's parser also takes
+    others (`"1736550000"`, no seconds, a comma fraction): those are stored re-spelt."""
+    at = raw.find(_TIME_FIELD) + len(_TIME_FIELD)
+    return (
+        at >= len(_TIME_FIELD)
+        and len(raw) > at + 20
+        and raw[at + 4] == raw[at + 7] == 45  # -
+        and raw[at + 10] in _TIME_SEPARATORS
+        and raw[at + 13] == raw[at + 16] == 58  # :
+        and raw[at + 19] in _AFTER_SECONDS
+    )
 
 
 def _in_utc_range(at: datetime) -> bool:
