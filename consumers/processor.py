@@ -62,8 +62,9 @@ log = logging.getLogger("croupier.processor")
 GAP_WINDOW = 8
 # Consecutive numbers of a new numbering that resynchronise a table to it (a device reboot).
 RESYNC_AFTER = 3
-# Event ids remembered with where they were read and what was stored, across tables: a repeat
-# among them is told apart (same or different content) without asking the lake.
+# Event ids remembered (between this many and twice as many) with where they were read and
+# what was stored, across tables: a repeat among them is told apart (same or different
+# content) without asking the lake.
 RECENT_IDS = 100_000
 DEAD_LETTER_RAW_LIMIT = 1 << 20
 # Without a broker timestamp, a table's events may go back in time at most this much.
@@ -71,6 +72,7 @@ DEFAULT_MAX_SKEW_S = 300.0
 # ... and forward at most this much from one event to the next of an open table.
 MAX_SESSION_STEP = timedelta(hours=24)
 _CLOCK_STEP = timedelta(minutes=1)
+_CLOCK_STEP_MS = 60_000
 _EARLIEST, _LATEST = datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)
 _ROUND_CLOSERS = (RoundEnded, RoundVoided)
 _ROUND_BOUNDS = frozenset({RoundStarted, *_ROUND_CLOSERS})
@@ -153,10 +155,12 @@ class TableState:
     # reported again (a replayed recording is flagged once, not once per message).
     reported: dict[str, int] = field(default_factory=dict)
     skip_round: str | None = None  # a round found unprocessable: its later events only stored
-    # The plausible range of the next event's time, from `last_at` (see `_session_time`).
+    # The plausible range of the next event's time, from the message's clock until
+    # `clock_until_ms` (see `_message_time`) or, without one, from `last_at` (`_session_time`).
     # Empty until the first event (every comparison with it fails).
     time_lo: datetime = field(default=_LATEST, repr=False, compare=False)
     time_hi: datetime = field(default=_EARLIEST, repr=False, compare=False)
+    clock_until_ms: int = field(default=0, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data = {k: getattr(self, k) for k in _PLAIN_FIELDS}
@@ -191,7 +195,8 @@ class TableState:
 _PLAIN_FIELDS = tuple(
     name
     for name in TableState.__dataclass_fields__
-    if name not in ("round_events", "round_findings", "held", "time_lo", "time_hi")
+    if name
+    not in ("round_events", "round_findings", "held", "time_lo", "time_hi", "clock_until_ms")
 )
 
 
@@ -241,7 +246,7 @@ class Processor:
         self._dirty: dict[str, int] = {}
         self._position = 0
         # event_id -> (partition, offset, payload as stored), oldest first
-        self._recent: OrderedDict[int, Original] = OrderedDict()
+        self._recent: dict[int, Original] = {}
         self._keys: dict[str, bytes] = {}  # table_id -> its Kafka key
         # Round ids started (as `round_key`s): recent ones, and this batch's index answers.
         self._recent_rounds: OrderedDict[int, None] = OrderedDict()
@@ -340,16 +345,21 @@ class Processor:
                 self._duplicate(state, event, msg, value, prior, out)
                 continue
             recent[uid] = (msg.partition, msg.offset, value)
-            if len(recent) > RECENT_IDS:
-                recent.popitem(last=False)
             stored.append(uid)
             events.append((value, msg.partition, msg.offset))
             if state.reported:  # a run of repeats ends with the first new event
                 state.reported.pop(_DUP_EPISODE, None)
-            if msg.timestamp_ms is not None:
-                at_ms = int(event.occurred_at.timestamp() * 1000)
-                if abs(at_ms - msg.timestamp_ms) > self.max_skew_ms:
-                    self._clock(state, event, out, broker_ms=msg.timestamp_ms)
+            # The event's time against the message's clock (or, without one, its table's): two
+            # comparisons with a window that the slow check moves on at most once a minute.
+            ts = msg.timestamp_ms
+            if not (
+                state.time_lo <= event.occurred_at <= state.time_hi
+                and (ts is None or ts <= state.clock_until_ms)
+            ):
+                if ts is None:
+                    self._session_time(state, event, out)
+                else:
+                    self._message_time(state, event, out, ts)
             seq = event.seq
             if (
                 # Most events: the next seq, nothing outstanding, inside the open round, and
@@ -364,21 +374,16 @@ class Processor:
             ):
                 state.last_seq = seq
                 state.round_events.append(event)
-                if (
-                    msg.timestamp_ms is None
-                    and not state.time_lo <= event.occurred_at <= state.time_hi
-                ):
-                    self._session_time(state, event, out)
                 continue
             if not state.game:
                 state.game, state.casino_id = event.game.value, event.casino_id
-            if msg.timestamp_ms is None:
-                self._session_time(state, event, out)
             marks = {table: len(rows) for table, rows in out.rows.items()}
             try:
                 self._after(state, event, out)
             except Exception as exc:  # contained: this round only; see `_contain`
                 self._contain(state, event, out, exc, marks)
+        if len(recent) > 2 * RECENT_IDS:  # keep the newest (trimmed in bulk: cheaper per id)
+            self._recent = dict(list(recent.items())[-RECENT_IDS:])
         if stored:
             self.index.add(stored)
         if self._new_rounds:
@@ -515,6 +520,17 @@ class Processor:
             event.round_id,
         )
 
+    def _message_time(self, state: TableState, event: Event, out: RowBatch, ts: int) -> None:
+        """`occurred_at` at most the skew from the message's timestamp (ms); the window then
+        admits the next minute of messages, so it may be up to a minute more lenient."""
+        at_ms = int(event.occurred_at.timestamp() * 1000)
+        if abs(at_ms - ts) > self.max_skew_ms:
+            self._clock(state, event, out, message_ms=ts)
+        clock = datetime.fromtimestamp(ts / 1000, UTC)
+        state.time_lo = clock - self.max_skew
+        state.time_hi = clock + self.max_skew + _CLOCK_STEP
+        state.clock_until_ms = ts + _CLOCK_STEP_MS
+
     def _session_time(self, state: TableState, event: Event, out: RowBatch) -> None:
         """Without a broker's clock: a table's events may not go back in time by more than the
         skew, nor jump forward a day, inside one session (table_opened starts a new one).
@@ -538,7 +554,7 @@ class Processor:
     ) -> None:
         """A delivery fault reported once per episode: a replayed recording or a stuck clock is
         one violation, not one per message. An episode of repeats ends with the table's next
-        new event; the others at the next round boundary. Repeats are counted in the table's
+        new event; the others when the table's next round starts. Repeats are counted in the table's
         state for that episode."""
         key = f"{finding.rule_id}/{finding.check}"
         count = state.reported.get(key)
@@ -959,7 +975,6 @@ class Processor:
         state.round_events = []
         state.round_findings = []
         state.round_end_pending = False
-        self._boundary(state)
 
 
 _NEXT, _LATE, _HELD = "next", "late", "held"

@@ -18,7 +18,7 @@ from consumers import games
 from consumers.pipeline import Pipeline, RawMessage, StreamPolicy
 from consumers.sink import LakeSink
 from croupier import lake as lakes
-from events import dump_event, parse_event
+from events import dump_event, occurred_at_ms, parse_event
 from events.models import Game
 from producers.simulator import Message
 from tests.consumers.helpers import night, open_lake
@@ -310,8 +310,9 @@ def test_other_spellings_are_stored_as_the_contract_writes_them(
 # -- finding 5: implausible events ----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("clock", ["message timestamps", "a recording without them"])
 def test_implausible_times_are_violations(
-    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]], clock: str
 ) -> None:
     events = decode(CLEAN.messages)
     touched = set()
@@ -321,7 +322,13 @@ def test_implausible_times_are_violations(
         i = find(events, lambda e: e["event_type"] == "bet_placed", 10 + 40 * n)
         events[i]["occurred_at"] = when
         touched.add(events[i]["round_id"])
-    con = settle(tmp_path, encode(events))
+    messages = encode(events)
+    if clock == "message timestamps":  # each stamped with its true time, as a device would
+        messages = [
+            RawMessage(m.value, m.key.encode(), "table-events", 0, i, occurred_at_ms(c.value))
+            for i, (m, c) in enumerate(zip(messages, CLEAN.messages, strict=True))
+        ]
+    con = settle(tmp_path, messages)
     rounds = con.execute(
         "SELECT DISTINCT round_id FROM violations WHERE rule_id = 'EVT-TIME'"
     ).fetchall()
@@ -330,6 +337,24 @@ def test_implausible_times_are_violations(
     assert_untouched_equal(clean, by_round(con), touched)
     got = by_round(con)
     assert all(got[r] == clean[r] for r in touched)  # the time is the only thing wrong
+
+
+def test_a_clock_that_drifts_past_the_skew_is_flagged_once_per_round(tmp_path: Path) -> None:
+    """Every message stamped 10 minutes after its occurred_at (a device whose clock is behind):
+    EVT-TIME once per round (with the table events before it), never once per message."""
+    messages = [
+        RawMessage(m.value, m.key.encode(), "table-events", 0, i, occurred_at_ms(m.value) + 600_000)  # type: ignore[operator]
+        for i, m in enumerate(CLEAN.messages)
+    ]
+    con = settle(tmp_path, messages)
+    (found, rounds) = con.execute(
+        "SELECT count(*), count(DISTINCT round_id) FROM violations WHERE rule_id = 'EVT-TIME'"
+    ).fetchone()
+    (total,) = con.execute("SELECT count(*) FROM rounds").fetchone()
+    assert (
+        0 < found <= total + 3 * 10 and rounds <= total
+    )  # at most one per round, and between rounds
+    assert violations(con).keys() == {"EVT-TIME/implausible_time"}
 
 
 def test_misaddressed_events_are_dead_letters(
