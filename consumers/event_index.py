@@ -803,7 +803,9 @@ class EventIndex:
         except (_Invalid, LakeChanged) as exc:
             reason = str(exc)
         if reason is not None:
-            log.warning("event index %s: rebuilding from the lake: %s", self.directory, reason)
+            # A first build (no manifest yet) is routine; anything else is worth a warning.
+            level = logging.INFO if reason == "no manifest" else logging.WARNING
+            log.log(level, "event index %s: rebuilding from the lake: %s", self.directory, reason)
             self._rebuild(new_key=True)  # nothing computed with the old one is kept
         self._remove_orphans()
         return Recovery(
