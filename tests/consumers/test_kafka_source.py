@@ -7,6 +7,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from confluent_kafka import TIMESTAMP_CREATE_TIME
+
 from consumers.kafka_source import ConsumeOptions, KafkaSource
 from consumers.pipeline import Pipeline
 from consumers.sink import LakeSink, RowBatch
@@ -34,6 +36,9 @@ class StubMessage:
 
     def offset(self) -> int:
         return self.at
+
+    def timestamp(self) -> tuple[int, int]:
+        return TIMESTAMP_CREATE_TIME, 1_700_000_000_000 + self.at
 
 
 class StubConsumer:
