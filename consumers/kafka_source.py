@@ -2,11 +2,13 @@
 
 Offsets live in the lake, committed with the rows; on assignment the consumer seeks to them.
 Kafka commits happen too, but only so that lag shows in the usual tools.
+
+What the Kafka clients report goes through one `KafkaLogGate` (see `consumers.kafka_logs`):
+an outage is a line when it starts, a reminder every 30 s, and a line when it ends.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import signal
 import threading
@@ -25,12 +27,15 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from consumers import kafka_logs
 from consumers.pipeline import Pipeline, RawMessage
+from croupier.logs import fields
 from producers.client import KafkaSecurityError, ensure_topic, security_failure
 
 log = logging.getLogger("croupier.consumer")
 # How often a batch being read looks whether the previous commit has finished.
 READ_SLICE_S = 0.02
+DEAD_LETTER_PRODUCER = "dead-letter producer"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,9 +62,11 @@ class KafkaSource:
         self.options = options
         self.stopping = threading.Event()
         self._security_error: KafkaError | None = None
+        self.log_gate = kafka_logs.KafkaLogGate()
+        self._client_config = client_config
         self.consumer = Consumer(
             {
-                **client_config,
+                **self._wired(client_config, "consumer"),
                 "group.id": options.group_id,
                 "enable.auto.commit": False,
                 "enable.auto.offset.store": False,
@@ -72,15 +79,14 @@ class KafkaSource:
                 "heartbeat.interval.ms": 2_000,
                 # Prefetch is per partition; bounded so memory stays flat on any backlog.
                 "queued.max.messages.kbytes": 16_384,
-                "error_cb": self._on_error,
             }
         )
         self.dead_letters: Producer | None = None
         if options.dead_letter_topic:
-            ensure_topic(client_config, options.dead_letter_topic, partitions=1)
-            self.dead_letters = Producer(
-                {**client_config, "enable.idempotence": True, "linger.ms": 20}
+            ensure_topic(
+                self._wired(client_config, "admin"), options.dead_letter_topic, partitions=1
             )
+            self.dead_letters = self._dead_letter_producer()
         self.events_total = 0
         self._window_events = 0
         self._window_start = time.monotonic()
@@ -93,10 +99,8 @@ class KafkaSource:
         stored = self.pipeline.sink.load_offsets(self.options.topic)
         for tp in partitions:
             tp.offset = stored.get(tp.partition, OFFSET_BEGINNING)
-        log.info(
-            "assigned %s",
-            json.dumps({str(tp.partition): tp.offset for tp in partitions}, sort_keys=True),
-        )
+        positions = {str(tp.partition): tp.offset for tp in partitions}
+        log.info("assigned", extra=fields(partitions=dict(sorted(positions.items()))))
         consumer.assign(partitions)
         self._assigned_at = time.monotonic()
 
@@ -106,18 +110,23 @@ class KafkaSource:
         self.pipeline.flush()
         self._after_commits()
         self.pipeline.forget_partitions({tp.partition for tp in partitions})
-        log.info("revoked %s", sorted(tp.partition for tp in partitions))
+        log.info("revoked", extra=fields(partitions=sorted(tp.partition for tp in partitions)))
         consumer.unassign()
 
     def request_stop(self, *_: object) -> None:
         self.stopping.set()
 
-    def _on_error(self, error: KafkaError) -> None:
-        if security_failure(error):  # no retry can mend it: stop, and say why
-            self._security_error = error
-            self.stopping.set()
-        else:  # librdkafka retries transport errors itself
-            log.warning("kafka: %s", error)
+    def _wired(self, config: dict[str, Any], client: str) -> dict[str, Any]:
+        """`config` with this consumer's error handling and the log gate."""
+
+        def on_error(error: KafkaError) -> None:
+            if security_failure(error):  # no retry can mend it: stop, and say why
+                self._security_error = error
+                self.stopping.set()
+            else:  # librdkafka retries transport errors itself
+                self.log_gate.error(error, client=client)
+
+        return kafka_logs.client_config(config, self.log_gate, client=client, on_error=on_error)
 
     def run(self, *, install_signal_handlers: bool = True) -> int:
         """Consume until stopped (SIGTERM/SIGINT or idle limit); returns the events processed."""
@@ -130,6 +139,7 @@ class KafkaSource:
         idle_since = time.monotonic()
         try:
             while not self.stopping.is_set():
+                self._serve_clients()
                 batch = self._read_batch()
                 now = time.monotonic()
                 if not batch:
@@ -176,8 +186,21 @@ class KafkaSource:
             ]
             for msg in messages:
                 if (error := msg.error()) is not None:
-                    _check(error)
+                    self._check(error)
         return out
+
+    def _check(self, error: KafkaError) -> None:
+        if error.fatal():
+            raise KafkaException(error)
+        if error.code() != KafkaError._PARTITION_EOF:
+            self.log_gate.error(error, client="consumer")
+
+    def _serve_clients(self) -> None:
+        """The gate's reminder, and the dead-letter producer's log lines, errors and statistics
+        (the consumer's are served by its own reads)."""
+        self.log_gate.tick()
+        if self.dead_letters is not None:
+            self.dead_letters.poll(0)
 
     def _handle(self, batch: list[RawMessage]) -> None:
         started = time.monotonic()
@@ -204,6 +227,15 @@ class KafkaSource:
                     self._produce_dead_letter(row)
                 self.dead_letters.poll(0)
 
+    def _dead_letter_producer(self) -> Producer:
+        return Producer(
+            {
+                **self._wired(self._client_config, DEAD_LETTER_PRODUCER),
+                "enable.idempotence": True,
+                "linger.ms": 20,
+            }
+        )
+
     def _produce_dead_letter(self, row: dict[str, Any]) -> None:
         if self.dead_letters is None or self.options.dead_letter_topic is None:
             return
@@ -227,15 +259,14 @@ class KafkaSource:
         if elapsed < self.options.metrics_every_s:
             return
         log.info(
-            "metrics %s",
-            json.dumps(
-                {
+            "metrics",
+            extra=fields(
+                metrics={
                     "events_per_s": round(self._window_events / elapsed, 1),
                     "events_total": self.events_total,
                     "last_batch_ms": round(self._last_batch_s * 1000, 1),
-                    "lag": self.lag(),
-                },
-                sort_keys=True,
+                    "lag": {str(p): n for p, n in sorted(self.lag().items())},
+                }
             ),
         )
         self._window_events = 0
@@ -257,23 +288,18 @@ class KafkaSource:
         try:
             self.pipeline.flush()
             self._after_commits()
-            self.consumer.close()
         finally:
-            if self.dead_letters is not None:
-                self.dead_letters.flush(10)
+            try:
+                self.consumer.close()
+            finally:
+                if self.dead_letters is not None:
+                    self.dead_letters.flush(10)
 
 
 def _timestamp(msg: Any) -> int | None:
     """The broker's timestamp in ms, or None where the message has none."""
     kind, ms = msg.timestamp()
     return ms if kind != TIMESTAMP_NOT_AVAILABLE else None
-
-
-def _check(error: KafkaError) -> None:
-    if error.fatal():
-        raise KafkaException(error)
-    if error.code() != KafkaError._PARTITION_EOF:
-        log.warning("kafka: %s", error)
 
 
 def _log_failed_delivery(error: KafkaError | None, _msg: object) -> None:

@@ -14,12 +14,22 @@ from croupier import lake as lakes
 from croupier.commands.lake import lake_option
 
 
-def _logging(verbose: bool) -> None:
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        stream=sys.stderr,
-        format='{"at":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":%(message)r}',
-    )
+def _logging(verbose: bool, log_format: str = "text") -> None:
+    from croupier import logs
+
+    logs.configure(log_format, verbose=verbose)
+
+
+_log_format_option = click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    envvar="CROUPIER_LOG_FORMAT",
+    show_envvar=True,
+    help="Log lines on stderr: readable text, or one JSON object per line (at, level, "
+    "logger, msg and structured fields).",
+)
 
 
 @click.command()
@@ -52,6 +62,7 @@ def _logging(verbose: bool) -> None:
     help="Consumer processes in the group (one per core; partitions are shared among them).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Debug logs.")
+@_log_format_option
 def consume(
     lake_path: Path | None,
     recording: Path | None,
@@ -62,6 +73,7 @@ def consume(
     metrics_every: float,
     workers: int,
     verbose: bool,
+    log_format: str,
 ) -> None:
     """Settle table events from Kafka into the lake, exactly once, until SIGTERM.
 
@@ -88,9 +100,10 @@ def consume(
     from consumers.pipeline import Pipeline
     from consumers.sink import LakeSink
     from croupier.config import get_settings
+    from croupier.logs import fields
     from producers.client import KafkaSecurityError
 
-    _logging(verbose)
+    _logging(verbose, log_format)
     if recording is not None:
         raise SystemExit(_consume_file(lake_path, recording, batch_size))
     settings = get_settings()
@@ -112,7 +125,7 @@ def consume(
         raise click.ClickException(f"Kafka: {exc}") from None
     finally:
         sink.close()
-    click.echo(f"consumed {total} messages", err=True)
+    logging.getLogger("croupier.consumer").info("consumed", extra=fields(messages=total))
 
 
 _KAFKA_ONLY = ("topic", "group", "workers", "stop_when_idle", "metrics_every")
@@ -215,7 +228,8 @@ def _run_workers(workers: int) -> int:
 )
 @click.option("--topic", default=None, help="Topic to replay (default: configured kafka_topic).")
 @click.option("--idle", default=5.0, show_default=True, help="Seconds of silence that end it.")
-def replay(lake_path: Path, topic: str | None, idle: float) -> None:
+@_log_format_option
+def replay(lake_path: Path, topic: str | None, idle: float, log_format: str) -> None:
     """Rebuild every derived table from offset 0 into a fresh lake; print a hash per table.
 
     Two replays of the same topic print the same hashes: the derived tables are a pure
@@ -231,7 +245,7 @@ def replay(lake_path: Path, topic: str | None, idle: float) -> None:
         raise click.BadParameter(
             f"{lake_path} exists; replay builds a fresh lake", param_hint="--lake"
         )
-    _logging(False)
+    _logging(False, log_format)
     settings = get_settings()
     sink = LakeSink(lakes.Lake(root=lake_path))
     try:

@@ -1,0 +1,258 @@
+"""The consumer as operators see it: log lines and broker outages.
+
+JSON log lines parse (one object per line) and text lines read; librdkafka never writes to
+stderr on its own; a broker outage is a line when it starts, a reminder at most every 30 s and
+a line when it ends (the gate that folds it, on a fake clock).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import random
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError
+
+from consumers.kafka_logs import KafkaLogGate, client_config
+from croupier import logs as croupier_logs
+from events import occurred_at_ms
+from producers.simulator import Message
+from tests.consumers.helpers import (
+    consumer_command,
+    consumer_env,
+    night,
+)
+
+DATA = Path(__file__).parents[1] / "data"
+ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+TEXT_LINE = re.compile(
+    r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (DEBUG|INFO|WARNING|ERROR|CRITICAL) croupier\.\S+ "
+)
+OUTAGE = ("kafka outage started", "kafka outage continues", "kafka outage ended")
+
+
+# -- the gate, on a fake clock ----------------------------------------------------------------
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def outage_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage() in OUTAGE]
+
+
+def up(state: str = "UP") -> str:
+    return json.dumps(
+        {"brokers": {"127.0.0.1:9092/1": {"state": state, "source": "learned", "nodeid": 1}}}
+    )
+
+
+def test_an_outage_is_one_line_a_reminder_every_30_s_and_one_line_when_it_ends(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    clock = Clock()
+    gate = KafkaLogGate(clock=clock)
+    librdkafka = client_config({}, gate, client="consumer")["logger"]
+    refused = KafkaError(KafkaError._TRANSPORT, "127.0.0.1:9092/1: Connect to ... refused")
+    gate.error(refused, client="consumer")  # held back: is it an outage?
+    gate.error(KafkaError(KafkaError._ALL_BROKERS_DOWN, "1/1 brokers are down"), client="consumer")
+    assert outage_lines(caplog) == ["kafka outage started"]
+    (started,) = [r for r in caplog.records if r.getMessage() == "kafka outage started"]
+    assert "Connect to" in started.fields["error"]  # type: ignore[attr-defined]
+    # 65 s of librdkafka retrying every 50 ms, each attempt an error and a log line.
+    failed = "[thrd:127.0.0.1:9092/bootstrap]: Connect to ipv4#127.0.0.1:9092 failed"
+    for _ in range(1300):
+        clock.now += 0.05
+        gate.error(refused, client="consumer")
+        gate.error(refused, client="dead-letter producer")
+        librdkafka.log(logging.ERROR, "%s [%s] %s", "FAIL", "rdkafka#consumer-1", failed)
+        librdkafka.log(logging.WARNING, "%s [%s] %s", "SESSTMOUT", "rdkafka#consumer-1", "timeout")
+        gate.stats(up("DOWN"), client="consumer")
+        gate.tick()
+    # A client that never found every broker down may show stale statistics: not the end.
+    gate.stats(up(), client="dead-letter producer")
+    assert outage_lines(caplog) == ["kafka outage started", *["kafka outage continues"] * 2]
+    gate.stats(up(), client="consumer")
+    assert outage_lines(caplog)[-1] == "kafka outage ended"
+    (ended,) = [r for r in caplog.records if r.getMessage() == "kafka outage ended"]
+    assert ended.fields["duration_s"] == pytest.approx(65, abs=0.5)  # type: ignore[attr-defined]
+    assert ended.fields["folded"] >= 4 * 1300  # type: ignore[attr-defined]
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == [
+        r for r in caplog.records if r.getMessage() in OUTAGE
+    ]
+    # Errors another client raised before the end but served after: no second outage.
+    clock.now += 1
+    gate.error(KafkaError(KafkaError._ALL_BROKERS_DOWN, "1/1"), client="dead-letter producer")
+    gate.error(refused, client="dead-letter producer")
+    clock.now += 3
+    gate.tick()
+    assert outage_lines(caplog)[-1] == "kafka outage ended" and gate.outages == 1
+    # A later one is a new outage.
+    clock.now += 60
+    gate.error(KafkaError(KafkaError._ALL_BROKERS_DOWN, "1/1"), client="dead-letter producer")
+    assert outage_lines(caplog)[-1] == "kafka outage started" and gate.outages == 2
+
+
+def test_other_errors_stay_visible_once_per_30_s_with_a_count_of_the_rest(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    clock = Clock()
+    gate = KafkaLogGate(clock=clock)
+    librdkafka = client_config({}, gate, client="consumer")["logger"]
+    authorization = KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED, "not allowed")
+    for _ in range(100):
+        gate.error(authorization, client="dead-letter producer")
+        librdkafka.log(logging.WARNING, "%s [%s] %s", "CONFWARN", "rdkafka#consumer-1", "odd")
+        clock.now += 0.1
+    # One broker of several down (no "all brokers down"): a warning, not an outage.
+    one_down = KafkaError(KafkaError._TRANSPORT, "broker 2: Connect to ... refused")
+    for _ in range(100):
+        gate.error(one_down, client="consumer")
+        clock.now += 0.1
+        gate.tick()
+    clock.now += 2
+    gate.tick()  # the last connection errors held back are due: all of one kind as the first
+    clock.now += 30
+    gate.error(authorization, client="dead-letter producer")
+    gate.tick()
+    shown = [(r.name, r.getMessage(), dict(r.fields)) for r in caplog.records]  # type: ignore[attr-defined]
+    assert shown == [
+        ("croupier.consumer", "kafka error", {"client": "dead-letter producer",
+         "code": "TOPIC_AUTHORIZATION_FAILED", "error": "not allowed"}),
+        ("croupier.kafka", "odd", {"facility": "CONFWARN", "client": "rdkafka#consumer-1"}),
+        ("croupier.consumer", "kafka error", {"client": "consumer", "code": "_TRANSPORT",
+         "error": "broker 2: Connect to ... refused"}),
+        ("croupier.consumer", "kafka error", {"client": "dead-letter producer",
+         "code": "TOPIC_AUTHORIZATION_FAILED", "error": "not allowed", "suppressed": 99}),
+    ]  # fmt: skip
+    assert gate.outages == 0
+
+
+def test_json_lines_are_json_and_text_lines_are_text() -> None:
+    record = logging.LogRecord("croupier.consumer", logging.INFO, __file__, 1, "metrics", (), None)
+    record.created = 1_796_126_400.25
+    record.fields = {"metrics": {"events_per_s": 1.5, "lag": {"0": 3}}, "msg": "not the msg"}
+    line = croupier_logs.JsonFormatter().format(record)
+    assert json.loads(line) == {
+        "at": "2026-12-01T12:00:00.250Z", "level": "INFO", "logger": "croupier.consumer",
+        "msg": "metrics", "metrics": {"events_per_s": 1.5, "lag": {"0": 3}},
+    }  # fmt: skip
+    text = croupier_logs.TextFormatter().format(record)
+    assert text.startswith("2026-12-01T12:00:00.250Z INFO croupier.consumer metrics metrics={")
+    try:
+        raise ValueError("boom\nsecond line")
+    except ValueError:
+        failed = logging.LogRecord(
+            "croupier.x", logging.ERROR, __file__, 1, "it failed: %s", ("quote\" 'x'",),
+            sys.exc_info(),
+        )  # fmt: skip
+    (only,) = croupier_logs.JsonFormatter().format(failed).splitlines()
+    parsed = json.loads(only)
+    assert parsed["msg"] == "it failed: quote\" 'x'" and "boom" in parsed["exc"]
+
+
+# -- against a real broker --------------------------------------------------------------------
+def bad_messages(copies: int = 1) -> list[Message]:
+    corpus = json.loads((DATA / "bad_messages.json").read_text())
+    return [
+        Message(key=entry["key"] or "BAD-01", value=base64.b64decode(entry["b64"]))
+        for _ in range(copies)
+        for entry in corpus
+    ]
+
+
+def mixed(good: list[Message], bad: list[Message], rng: random.Random) -> list[Message]:
+    out = list(good)
+    for message in bad:
+        out.insert(rng.randrange(len(out) + 1), message)
+    return out
+
+
+def json_lines(stderr: str) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in stderr.splitlines()]
+    for line in lines:
+        assert set(line) >= {"at", "level", "logger", "msg"}, line
+        assert ISO_UTC.match(line["at"]), line
+    return lines
+
+
+def no_raw_librdkafka(stderr: str) -> None:
+    raw = [line for line in stderr.splitlines() if line.startswith("%")]
+    assert raw == [], raw[:5]
+
+
+def publish(bootstrap: str, topic: str, messages: list[Message], *, create: bool = True) -> None:
+    """As `publish_raw` (stamped with each event's time, as our publishers do), into a topic
+    that keeps its messages: a broker's default retention (7 days) deletes a simulated night,
+    dated in the past, at its next check, and the consumer then finds nothing left to read."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    if create:
+        new = NewTopic(topic, num_partitions=6, replication_factor=1, config={"retention.ms": "-1"})
+        admin = AdminClient({"bootstrap.servers": bootstrap})  # alive until the topic is made
+        admin.create_topics([new])[topic].result(30)
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    for msg in messages:
+        while True:
+            try:
+                producer.produce(
+                    topic, key=msg.key.encode(), value=msg.value,
+                    timestamp=occurred_at_ms(msg.value) or 0,
+                )  # fmt: skip
+                break
+            except BufferError:
+                producer.poll(0.1)
+    assert producer.flush(60) == 0
+
+
+@pytest.mark.kafka
+def test_json_logs_of_a_real_run_parse_and_text_logs_read(
+    kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    rng = random.Random(11)
+    messages = mixed(night(tables=1, hours=1, seed=4).messages, bad_messages()[:20], rng)
+    publish(kafka_bootstrap, topic_name, messages)
+    env = consumer_env(kafka_bootstrap, f"{topic_name}.dead")
+    runs = {}
+    for name, extra, extra_env in [
+        ("json", ["--log-format", "json"], {}),
+        ("text", [], {}),
+        ("json-from-env", [], {"CROUPIER_LOG_FORMAT": "json"}),
+    ]:
+        result = subprocess.run(
+            consumer_command(tmp_path / name, topic_name, f"g-{uuid.uuid4().hex[:8]}",
+                             "--stop-when-idle", "4", "--metrics-every", "0.5", *extra),
+            env={**env, **extra_env}, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr[-3000:]
+        no_raw_librdkafka(result.stderr)
+        runs[name] = result.stderr
+    for name in ("json", "json-from-env"):
+        lines = json_lines(runs[name])
+        by_msg = {line["msg"]: line for line in lines}
+        assert set(by_msg["assigned"]["partitions"]) == {str(p) for p in range(6)}
+        metrics = by_msg["metrics"]["metrics"]
+        assert isinstance(metrics["events_total"], int) and isinstance(metrics["lag"], dict)
+        assert by_msg["consumed"]["messages"] == len(messages)
+        assert all(line["logger"].startswith("croupier.") for line in lines)
+    text = runs["text"].splitlines()
+    assert text and all(TEXT_LINE.match(line) for line in text), text[:5]
+    for line in text:
+        with pytest.raises(ValueError):
+            json.loads(line)
+    assert any(" INFO croupier.consumer assigned partitions={" in line for line in text)
+    assert any(" INFO croupier.consumer metrics metrics={" in line for line in text)
