@@ -3,6 +3,13 @@
 Offsets live in the lake, committed with the rows; on assignment the consumer seeks to them.
 Kafka commits happen too, but only so that lag shows in the usual tools.
 
+Dead letters are copied to the dead-letter topic at least once: a batch's copies are produced
+and acknowledged by the broker before the batch's lake transaction commits (`Pipeline`'s
+`before_commit`), so every `dead_letters` row has its copy whenever the process is killed. A kill
+between the two sends a copy again on the next run; each copy names its source (headers
+`source_topic`, `source_partition`, `source_offset`) for readers that want to deduplicate.
+While the topic cannot be reached the batch waits, and commits once its copies are delivered.
+
 What the Kafka clients report goes through one `KafkaLogGate` (see `consumers.kafka_logs`):
 an outage is a line when it starts, a reminder every 30 s, and a line when it ends.
 """
@@ -35,7 +42,15 @@ from producers.client import KafkaSecurityError, ensure_topic, security_failure
 log = logging.getLogger("croupier.consumer")
 # How often a batch being read looks whether the previous commit has finished.
 READ_SLICE_S = 0.02
+# After a stop is requested, how long a batch waits for its dead-letter copies before the
+# process gives up on committing it (it is read again on the next start).
+DEAD_LETTER_STOP_GRACE_S = 10.0
 DEAD_LETTER_PRODUCER = "dead-letter producer"
+
+
+class DeadLetterCopiesUndelivered(RuntimeError):
+    """Stopped while a batch's dead-letter copies could not be delivered: the batch was not
+    committed to the lake, and the next start reads it again."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,11 +102,14 @@ class KafkaSource:
                 self._wired(client_config, "admin"), options.dead_letter_topic, partitions=1
             )
             self.dead_letters = self._dead_letter_producer()
+            # The pipeline commits on its own thread; this runs there, before each commit.
+            self.pipeline.before_commit = self._copy_dead_letters
         self.events_total = 0
         self._window_events = 0
         self._window_start = time.monotonic()
         self._last_batch_s = 0.0
         self._assigned_at: float | None = None
+        self._stop_requested_at: float | None = None
 
     # -- rebalance: positions come from the lake, never from Kafka's committed offsets ----------
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -211,8 +229,7 @@ class KafkaSource:
         self._after_commits()
 
     def _after_commits(self) -> None:
-        """For batches now durable in the lake: Kafka commits (lag monitoring only) and the
-        dead-letter topic's copies."""
+        """For batches now durable in the lake: Kafka commits (lag monitoring only)."""
         for result in self.pipeline.committed():
             if result.next_offsets:
                 self.consumer.commit(
@@ -222,37 +239,115 @@ class KafkaSource:
                     ],
                     asynchronous=True,
                 )
-            if self.dead_letters is not None:
-                for row in result.dead_letters:
-                    self._produce_dead_letter(row)
-                self.dead_letters.poll(0)
 
+    # -- dead-letter copies, at least once ----------------------------------------------------
     def _dead_letter_producer(self) -> Producer:
         return Producer(
             {
                 **self._wired(self._client_config, DEAD_LETTER_PRODUCER),
                 "enable.idempotence": True,
                 "linger.ms": 20,
+                # A copy is as large as the message it copies (up to the lake's 1 MiB) plus
+                # headers; the broker has the last word (see `_Copy.shrink`).
+                "message.max.bytes": 4 << 20,
             }
         )
 
-    def _produce_dead_letter(self, row: dict[str, Any]) -> None:
-        if self.dead_letters is None or self.options.dead_letter_topic is None:
+    def _copy_dead_letters(self, rows: list[dict[str, Any]]) -> None:
+        """`Pipeline.before_commit`: a copy of each of the batch's dead letters on the
+        dead-letter topic, acknowledged by the broker, before the batch commits. Failed copies
+        are sent again with a growing pause; only a stop request ends the wait (raising
+        `DeadLetterCopiesUndelivered`: the batch then does not commit)."""
+        topic = self.options.dead_letter_topic
+        if topic is None or not rows:
             return
-        source = f"{row['source_topic']}/{row['source_partition']}/{row['source_offset']}"
-        headers: dict[str, str | bytes | None] = {"reason": row["reason"], "source": source}
+        pending = [_Copy(row) for row in rows]
+        pause = 0.5
+        while pending:
+            for copy in pending:
+                self._produce_copy(topic, copy)
+            self._await_deliveries(pending)
+            failed = [copy for copy in pending if copy.error is not None]
+            for copy in failed:
+                error = copy.error
+                assert error is not None
+                if error.code() == KafkaError.MSG_SIZE_TOO_LARGE:
+                    copy.shrink()
+                elif error.fatal():  # e.g. the idempotent producer's state is lost: a new one
+                    self.dead_letters = self._dead_letter_producer()
+                self.log_gate.error(error, client=DEAD_LETTER_PRODUCER)
+            pending = failed
+            if pending:
+                self._wait(pause, pending)
+                pause = min(pause * 2, 30.0)
+
+    def _produce_copy(self, topic: str, copy: _Copy) -> None:
+        copy.error = None
+        copy.done = False
         while True:
+            producer = self.dead_letters
+            assert producer is not None
             try:
-                self.dead_letters.produce(
-                    self.options.dead_letter_topic,
-                    value=row["raw"],
-                    key=row["message_key"],
-                    headers=headers,
-                    on_delivery=_log_failed_delivery,
+                producer.produce(
+                    topic,
+                    value=copy.value,
+                    key=copy.row["message_key"],
+                    headers=copy.headers(),
+                    on_delivery=copy.delivered,
                 )
                 return
             except BufferError:
-                self.dead_letters.poll(0.1)
+                producer.poll(0.1)
+            except KafkaException as exc:  # refused before sending (size, fatal state)
+                error = exc.args[0]
+                if error.code() == KafkaError.MSG_SIZE_TOO_LARGE:
+                    copy.shrink()
+                    continue
+                if error.fatal():
+                    self.dead_letters = self._dead_letter_producer()
+                    continue
+                copy.error, copy.done = error, True
+                return
+
+    def _await_deliveries(self, copies: list[_Copy]) -> None:
+        """Until every copy has its delivery report (served by this thread or the main one)."""
+        producer = self.dead_letters
+        assert producer is not None
+        waiting_since = time.monotonic()
+        while not all(copy.done for copy in copies):
+            if self.dead_letters is not producer:  # replaced after a fatal error: send again
+                for copy in copies:
+                    if not copy.done:
+                        copy.error, copy.done = KafkaError(KafkaError._FATAL), True
+                return
+            producer.flush(0.5)
+            self._give_up_if_stopping(copies)
+            if not self.log_gate.in_outage and time.monotonic() - waiting_since > 30:
+                waiting_since = time.monotonic()
+                log.warning(
+                    "dead-letter copies not acknowledged yet: the batch waits",
+                    extra=fields(copies=sum(not copy.done for copy in copies)),
+                )
+
+    def _wait(self, seconds: float, copies: list[_Copy]) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self._give_up_if_stopping(copies)
+            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
+    def _give_up_if_stopping(self, copies: list[_Copy]) -> None:
+        if self._stop_requested_at is None and self.stopping.is_set():
+            self._stop_requested_at = time.monotonic()
+        if (
+            self._stop_requested_at is not None
+            and time.monotonic() - self._stop_requested_at > DEAD_LETTER_STOP_GRACE_S
+        ):
+            undelivered = sum(not copy.done or copy.error is not None for copy in copies)
+            raise DeadLetterCopiesUndelivered(
+                f"{undelivered} dead-letter copies could not be delivered to "
+                f"{self.options.dead_letter_topic}: the last batch was not committed and will "
+                "be read again on the next start"
+            )
 
     def _maybe_report(self, now: float) -> None:
         elapsed = now - self._window_start
@@ -296,17 +391,48 @@ class KafkaSource:
                     self.dead_letters.flush(10)
 
 
+class _Copy:
+    """One dead letter on its way to the dead-letter topic."""
+
+    __slots__ = ("done", "error", "row", "value")
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.row = row
+        self.value: bytes = row["raw"] or b""
+        self.done = False
+        self.error: KafkaError | None = None
+
+    def headers(self) -> dict[str, str | bytes | None]:
+        row = self.row
+        topic, partition, offset = (
+            row["source_topic"],
+            row["source_partition"],
+            row["source_offset"],
+        )
+        headers: dict[str, str | bytes | None] = {
+            "reason": row["reason"],
+            "source": f"{topic}/{partition}/{offset}",
+            "source_topic": str(topic),
+            "source_partition": str(partition),
+            "source_offset": str(offset),
+        }
+        if len(self.value) < row["raw_size"]:
+            headers["raw_size"] = str(row["raw_size"])  # the copy holds the first bytes only
+        return headers
+
+    def shrink(self) -> None:
+        """Too large for the topic: half as many of the message's bytes (the lake keeps the
+        message, up to 1 MiB; the copy still names its source)."""
+        self.value = self.value[: len(self.value) // 2]
+
+    def delivered(self, error: KafkaError | None, _msg: object) -> None:
+        self.error, self.done = error, True
+
+
 def _timestamp(msg: Any) -> int | None:
     """The broker's timestamp in ms, or None where the message has none."""
     kind, ms = msg.timestamp()
     return ms if kind != TIMESTAMP_NOT_AVAILABLE else None
-
-
-def _log_failed_delivery(error: KafkaError | None, _msg: object) -> None:
-    # The lake's dead_letters row is the record; the topic copy is a convenience, so a failed
-    # copy is logged, never fatal.
-    if error is not None:
-        log.error("dead-letter copy not delivered: %s", error)
 
 
 def run_consumer(

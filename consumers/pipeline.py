@@ -6,13 +6,13 @@ The Kafka adapter and the in-process demo both feed it, so both write exactly th
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from consumers.processor import Processor, RawMessage
-from consumers.sink import LakeSink
+from consumers.sink import LakeSink, RowBatch
 
 __all__ = ["HandleResult", "Pipeline", "RawMessage"]
 
@@ -30,9 +30,20 @@ class Pipeline:
     The lake commit of batch N runs on a second thread while batch N+1 is processed (DuckDB
     releases the GIL), with at most one commit in flight; `committed()` hands back the
     batches whose transaction is durable, in order, and a failed commit is raised there.
+
+    `before_commit`, when set, is called on the commit thread with a batch's dead-letter rows
+    (only when there are some) just before that batch's transaction; if it raises, the batch
+    does not commit and the error is raised like a failed commit. The Kafka adapter copies the
+    dead letters to their topic there, so that no committed dead letter lacks its copy.
     """
 
-    def __init__(self, sink: LakeSink, *, overlap: bool = True) -> None:
+    def __init__(
+        self,
+        sink: LakeSink,
+        *,
+        overlap: bool = True,
+        before_commit: Callable[[list[dict[str, Any]]], None] | None = None,
+    ) -> None:
         # A batch makes millions of short-lived objects (events, rows) that reference counting
         # frees; the cycle collector's default trigger (every 700 allocations) spent ~5 % of the
         # CPU walking them. The pipeline is its process's main job: it sets the process's trigger.
@@ -46,6 +57,7 @@ class Pipeline:
         self._inflight: tuple[Future[None], HandleResult] | None = None
         self._done: list[HandleResult] = []
         self._stored: dict[str, dict[str, Any]] | None = None
+        self.before_commit = before_commit
 
     def _load_state(self, table_id: str) -> dict[str, Any] | None:
         # One query for every table's latest state, the first time a table is met; a table met
@@ -105,11 +117,25 @@ class Pipeline:
             rows={table: len(rows) for table, rows in batch.rows.items()},
         )
         self.flush()
-        future = self._executor.submit(self.sink.commit, batch, offsets=offsets, states=states)
+        future = self._executor.submit(
+            self._commit, batch, offsets, states, result.dead_letters, self.before_commit
+        )
         self._inflight = (future, result)
         if not self._overlap:
             self.flush()
         return result
+
+    def _commit(
+        self,
+        batch: RowBatch,
+        offsets: dict[tuple[str, int], int],
+        states: dict[str, tuple[int, str]],
+        dead_letters: list[dict[str, Any]],
+        before_commit: Callable[[list[dict[str, Any]]], None] | None,
+    ) -> None:
+        if dead_letters and before_commit is not None:
+            before_commit(dead_letters)
+        self.sink.commit(batch, offsets=offsets, states=states)
 
     def forget_partitions(self, partitions: Iterable[int]) -> None:
         self.flush()

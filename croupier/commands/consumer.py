@@ -96,7 +96,7 @@ def consume(
         _refuse_kafka_options(click.get_current_context())
     if workers > 1:
         raise SystemExit(_run_workers(workers))
-    from consumers.kafka_source import ConsumeOptions, run_consumer
+    from consumers.kafka_source import ConsumeOptions, DeadLetterCopiesUndelivered, run_consumer
     from consumers.pipeline import Pipeline
     from consumers.sink import LakeSink
     from croupier.config import get_settings
@@ -123,6 +123,8 @@ def consume(
         )
     except KafkaSecurityError as exc:
         raise click.ClickException(f"Kafka: {exc}") from None
+    except DeadLetterCopiesUndelivered as exc:
+        raise click.ClickException(str(exc)) from None
     finally:
         sink.close()
     logging.getLogger("croupier.consumer").info("consumed", extra=fields(messages=total))

@@ -1,8 +1,9 @@
-"""The consumer as operators see it: log lines and broker outages.
+"""The consumer as operators see it: log lines, broker outages, dead-letter copies.
 
 JSON log lines parse (one object per line) and text lines read; librdkafka never writes to
 stderr on its own; a broker outage is a line when it starts, a reminder at most every 30 s and
-a line when it ends (the gate that folds it, on a fake clock).
+a line when it ends; every row of `dead_letters` has its copy on the dead-letter topic, however
+often the consumer is killed. The gate that folds an outage is first tried on a fake clock.
 """
 
 from __future__ import annotations
@@ -10,18 +11,23 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import math
 import random
 import re
+import signal
 import subprocess
 import sys
+import time
 import uuid
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError
+from confluent_kafka import Consumer, KafkaError
 
 from consumers.kafka_logs import KafkaLogGate, client_config
+from croupier import kafka_local
 from croupier import logs as croupier_logs
 from events import occurred_at_ms
 from producers.simulator import Message
@@ -29,7 +35,9 @@ from tests.consumers.helpers import (
     consumer_command,
     consumer_env,
     night,
+    open_lake,
 )
+from tests.consumers.test_kafka_consumer import lake_progress, unique_valid_ids
 
 DATA = Path(__file__).parents[1] / "data"
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -181,6 +189,50 @@ def mixed(good: list[Message], bad: list[Message], rng: random.Random) -> list[M
     return out
 
 
+def dead_letter_copies(bootstrap: str, topic: str, at_least: int) -> list[Any]:
+    """Every message on the dead-letter topic (read until `at_least` and 3 s of silence)."""
+    reader = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"dlq-{uuid.uuid4().hex[:8]}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    reader.subscribe([topic])
+    copies: list[Any] = []
+    deadline = time.monotonic() + 120
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline:
+        batch = [m for m in reader.consume(num_messages=1000, timeout=0.5) if m.error() is None]
+        copies += batch
+        if batch:
+            quiet_since = time.monotonic()
+        elif len(copies) >= at_least and time.monotonic() - quiet_since > 3:
+            break
+    reader.close()
+    return copies
+
+
+def copy_sources(copies: list[Any]) -> Counter[tuple[int, int]]:
+    out: Counter[tuple[int, int]] = Counter()
+    for msg in copies:
+        headers = {k: v.decode() for k, v in msg.headers() or []}
+        out[(int(headers["source_partition"]), int(headers["source_offset"]))] += 1
+        _, partition, offset = headers["source"].split("/")
+        assert (partition, offset) == (headers["source_partition"], headers["source_offset"])
+    return out
+
+
+def lake_dead_letters(lake: Path) -> Counter[tuple[int, int]]:
+    con = open_lake(lake)
+    try:
+        rows = con.execute("SELECT source_partition, source_offset FROM dead_letters").fetchall()
+    finally:
+        con.close()
+    return Counter((int(p), int(o)) for p, o in rows)
+
+
 def json_lines(stderr: str) -> list[dict[str, Any]]:
     lines = [json.loads(line) for line in stderr.splitlines()]
     for line in lines:
@@ -256,3 +308,124 @@ def test_json_logs_of_a_real_run_parse_and_text_logs_read(
             json.loads(line)
     assert any(" INFO croupier.consumer assigned partitions={" in line for line in text)
     assert any(" INFO croupier.consumer metrics metrics={" in line for line in text)
+
+
+@pytest.mark.kafka
+def test_a_40_s_broker_outage_is_three_lines_and_loses_or_doubles_nothing(
+    private_kafka_broker: kafka_local.LocalBroker, topic_name: str, tmp_path: Path
+) -> None:
+    broker = private_kafka_broker
+    rng = random.Random(21)
+    good = night(tables=1, hours=2, seed=8).messages
+    half = len(good) // 2
+    first = mixed(good[:half], bad_messages()[:60], rng)
+    second = mixed(good[half:], bad_messages()[60:90], rng)
+    publish(broker.bootstrap, topic_name, first)
+    lake, dead_topic = tmp_path / "lake", f"{topic_name}.dead"
+    process = subprocess.Popen(
+        consumer_command(lake, topic_name, f"g-{uuid.uuid4().hex[:8]}", "--batch-size", "300",
+                         "--log-format", "json"),
+        env=consumer_env(broker.bootstrap, dead_topic), stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while lake_progress(lake, topic_name) == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        # Down while the consumer holds fetched messages with dead letters among them: their
+        # batches wait for the dead-letter topic.
+        stopped_at = time.monotonic()
+        kafka_local.stop(broker)
+        time.sleep(max(0.0, 40 - (time.monotonic() - stopped_at)))
+        kafka_local.start(broker)
+        outage_s = time.monotonic() - stopped_at
+        publish(broker.bootstrap, topic_name, second, create=False)
+        deadline = time.monotonic() + 180
+        while lake_progress(lake, topic_name) < len(first) + len(second):
+            assert time.monotonic() < deadline, "the consumer did not catch up after the outage"
+            assert process.poll() is None, "the consumer exited"
+            time.sleep(0.5)  # each look opens the lake: not too often on a busy machine
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr[-3000:]
+    no_raw_librdkafka(stderr)
+    lines = json_lines(stderr)
+    said = Counter(line["msg"] for line in lines if line["msg"] in OUTAGE)
+    warnings = [line for line in lines if line["level"] in ("WARNING", "ERROR", "CRITICAL")]
+    print(f"outage {outage_s:.0f} s: {len(lines)} log lines, {said}, "
+          f"{len(warnings)} warnings: {[w['msg'] for w in warnings]}")  # fmt: skip
+    assert said["kafka outage started"] == 1 and said["kafka outage ended"] == 1, said
+    assert said["kafka outage continues"] <= math.ceil(outage_s / 30), said
+    (ended,) = [line for line in lines if line["msg"] == "kafka outage ended"]
+    assert 30 <= ended["duration_s"] <= outage_s + 30
+    assert len(warnings) <= sum(said.values()) + 4, [w["msg"] for w in warnings]
+    # Every event exactly once.
+    con = open_lake(lake)
+    try:
+        ids = {str(i) for (i,) in con.execute("SELECT event_id FROM events").fetchall()}
+        (stored,) = con.execute("SELECT count(*) FROM events").fetchone()  # type: ignore[misc]
+    finally:
+        con.close()
+    assert stored == len(ids) and ids == unique_valid_ids(good)
+    dead = lake_dead_letters(lake)
+    assert sum(dead.values()) >= 90 and max(dead.values()) == 1  # the night's own faults too
+    copies = copy_sources(dead_letter_copies(broker.bootstrap, dead_topic, len(dead)))
+    assert set(copies) == set(dead)
+
+
+@pytest.mark.kafka
+def test_every_dead_letter_has_its_copy_on_the_topic_however_often_the_consumer_is_killed(
+    kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    rng = random.Random(31)
+    messages = mixed(night(tables=1, hours=3, seed=12).messages, bad_messages(3), rng)
+    publish(kafka_bootstrap, topic_name, messages)
+    lake = tmp_path / "killed"
+    dead_topic = f"{topic_name}.dead"
+    env = consumer_env(kafka_bootstrap, dead_topic)
+    kills = 0
+    while kills < 8:
+        # A group of its own each time (positions are in the lake): no wait for the killed
+        # member's session to time out.
+        group = f"g-{uuid.uuid4().hex[:8]}"
+        process = subprocess.Popen(
+            consumer_command(lake, topic_name, group, "--batch-size", "150"),
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        start = lake_progress(lake, topic_name)
+        deadline = time.monotonic() + 120
+        while lake_progress(lake, topic_name) == start and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(rng.uniform(0.0, 1.0))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        if lake_progress(lake, topic_name) >= len(messages):
+            break
+        kills += 1
+    assert kills >= 5, f"only {kills} kills landed mid-run"
+    # The last run reads to the end (not --stop-when-idle: on a busy machine a first fetch may
+    # take longer than any idle limit), then stops on SIGTERM.
+    last = subprocess.Popen(
+        consumer_command(lake, topic_name, f"g-{uuid.uuid4().hex[:8]}"),
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while lake_progress(lake, topic_name) < len(messages) and last.poll() is None:
+            assert time.monotonic() < deadline, "the last run did not finish"
+            time.sleep(0.5)
+    finally:
+        last.send_signal(signal.SIGTERM)
+        _, stderr = last.communicate(timeout=120)
+    assert last.returncode == 0, stderr[-3000:]
+    assert lake_progress(lake, topic_name) == len(messages)
+    dead = lake_dead_letters(lake)
+    assert max(dead.values()) == 1  # the lake holds each dead letter once
+    assert sum(dead.values()) >= 3 * 200
+    copies = copy_sources(dead_letter_copies(kafka_bootstrap, dead_topic, len(dead)))
+    missing = set(dead) - set(copies)
+    print(f"{kills} kills: {len(dead)} dead letters in the lake, {sum(copies.values())} copies "
+          f"on the topic ({len(copies)} distinct), {len(missing)} missing")  # fmt: skip
+    assert not missing, sorted(missing)[:10]
+    assert set(copies) == set(dead)  # and no copy of anything the lake does not hold
