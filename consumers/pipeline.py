@@ -11,10 +11,20 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from consumers.processor import Processor, RawMessage
+from consumers.ids import event_index, round_index, snapshot_after_commit
+from consumers.processor import DEFAULT_MAX_SKEW_S, Processor, RawMessage
 from consumers.sink import LakeSink, RowBatch
 
-__all__ = ["HandleResult", "Pipeline", "RawMessage"]
+__all__ = ["HandleResult", "Pipeline", "RawMessage", "StreamPolicy"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamPolicy:
+    """What the consumer accepts: events of one casino only (None: any), and how far an
+    event's `occurred_at` may be from the broker's clock before it is a violation."""
+
+    casino_id: str | None = None
+    max_skew_s: float = DEFAULT_MAX_SKEW_S
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,18 +53,32 @@ class Pipeline:
         *,
         overlap: bool = True,
         before_commit: Callable[[list[dict[str, Any]]], None] | None = None,
+        policy: StreamPolicy | None = None,
     ) -> None:
         # A batch makes millions of short-lived objects (events, rows) that reference counting
         # frees; the cycle collector's default trigger (every 700 allocations) spent ~5 % of the
         # CPU walking them. The pipeline is its process's main job: it sets the process's trigger.
         gc.set_threshold(50_000, 50, 1_000)
         self.sink = sink
-        self.processor = Processor(load_state=self._load_state)
+        policy = policy or StreamPolicy()
+        # Every event_id and round id the lake holds, beside it (built from it if missing).
+        self._ids = (event_index(sink.lake.root, sink.con), round_index(sink.lake.root, sink.con))
+        self.processor = Processor(
+            load_state=self._load_state,
+            index=self._ids[0],
+            round_index=self._ids[1],
+            lookup=sink.lookup_events,
+            lookup_rounds=sink.lookup_rounds,
+            casino_id=policy.casino_id,
+            max_skew_s=policy.max_skew_s,
+        )
         # Kafka key (the table id's bytes) -> partition it was last read from.
         self._partition_of_table: dict[bytes, int] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lake-commit")
         self._overlap = overlap
-        self._inflight: tuple[Future[None], HandleResult] | None = None
+        # The commit in flight (its future gives the snapshot it made), its result, and the
+        # id indexes' tokens for the batch.
+        self._inflight: tuple[Future[int | None], HandleResult, list[int]] | None = None
         self._done: list[HandleResult] = []
         self._stored: dict[str, dict[str, Any]] | None = None
         self.before_commit = before_commit
@@ -78,9 +102,16 @@ class Pipeline:
     def flush(self) -> None:
         """Wait for the commit in flight, if any (raises its error)."""
         if self._inflight is not None:
-            future, result = self._inflight
+            future, result, tokens = self._inflight
             self._inflight = None
-            future.result()
+            try:
+                snapshot = future.result()
+            except BaseException:
+                for index, token in zip(self._ids, tokens, strict=True):
+                    index.discard(token)
+                raise
+            for index, token in zip(self._ids, tokens, strict=True):
+                index.committed(token, snapshot)
             self._done.append(result)
 
     def idle(self) -> bool:
@@ -93,8 +124,12 @@ class Pipeline:
         return done
 
     def close(self) -> None:
-        self.flush()
-        self._executor.shutdown()
+        try:
+            self.flush()
+        finally:
+            self._executor.shutdown()
+            for index in self._ids:
+                index.close()
 
     def handle(self, messages: Sequence[RawMessage]) -> HandleResult:
         """Process one batch and start its commit (finished when `committed()` returns it)."""
@@ -120,7 +155,7 @@ class Pipeline:
         future = self._executor.submit(
             self._commit, batch, offsets, states, result.dead_letters, self.before_commit
         )
-        self._inflight = (future, result)
+        self._inflight = (future, result, [index.seal() for index in self._ids])
         if not self._overlap:
             self.flush()
         return result
@@ -132,10 +167,11 @@ class Pipeline:
         states: dict[str, tuple[int, str]],
         dead_letters: list[dict[str, Any]],
         before_commit: Callable[[list[dict[str, Any]]], None] | None,
-    ) -> None:
+    ) -> int | None:
         if dead_letters and before_commit is not None:
             before_commit(dead_letters)
         self.sink.commit(batch, offsets=offsets, states=states)
+        return snapshot_after_commit(self.sink.con)
 
     def forget_partitions(self, partitions: Iterable[int]) -> None:
         self.flush()

@@ -7,11 +7,16 @@ import logging
 import sys
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from croupier import lake as lakes
 from croupier.commands.lake import lake_option
+
+if TYPE_CHECKING:
+    from consumers.pipeline import StreamPolicy
+    from croupier.config import Settings
 
 
 def _logging(verbose: bool, log_format: str = "text") -> None:
@@ -30,6 +35,13 @@ _log_format_option = click.option(
     help="Log lines on stderr: readable text, or one JSON object per line (at, level, "
     "logger, msg and structured fields).",
 )
+
+
+def _policy(settings: Settings) -> StreamPolicy:
+    """What the consumer accepts, from the settings (see `StreamPolicy`)."""
+    from consumers.pipeline import StreamPolicy
+
+    return StreamPolicy(casino_id=settings.casino_id, max_skew_s=settings.max_clock_skew_s)
 
 
 @click.command()
@@ -110,7 +122,7 @@ def consume(
     sink = LakeSink(lakes.from_settings(lake_path))
     try:
         total = run_consumer(
-            Pipeline(sink),
+            Pipeline(sink, policy=_policy(settings)),
             settings.kafka_client_config(),
             ConsumeOptions(
                 topic=topic or settings.kafka_topic,
@@ -153,12 +165,13 @@ def _consume_file(lake_path: Path | None, path: Path, batch_size: int) -> int:
     from consumers.file_source import FileSource, LakeBusyError, lock_lake, open_recording
     from consumers.pipeline import Pipeline
     from consumers.sink import LakeSink
+    from croupier.config import get_settings
 
     store = lakes.from_settings(lake_path)
     try:
         with open_recording(path) as recording, lock_lake(store.root):
             sink = LakeSink(store)
-            pipeline = Pipeline(sink)
+            pipeline = Pipeline(sink, policy=_policy(get_settings()))
             try:
                 with click.progressbar(
                     length=max(recording.size, 1),
@@ -252,7 +265,7 @@ def replay(lake_path: Path, topic: str | None, idle: float, log_format: str) -> 
     sink = LakeSink(lakes.Lake(root=lake_path))
     try:
         run_consumer(
-            Pipeline(sink),
+            Pipeline(sink, policy=_policy(settings)),
             settings.kafka_client_config(),
             ConsumeOptions(
                 topic=topic or settings.kafka_topic,
