@@ -17,6 +17,7 @@ an outage is a line when it starts, a reminder every 30 s, and a line when it en
 from __future__ import annotations
 
 import logging
+import math
 import signal
 import threading
 import time
@@ -110,6 +111,7 @@ class KafkaSource:
         self._last_batch_s = 0.0
         self._assigned_at: float | None = None
         self._stop_requested_at: float | None = None
+        self._said_waiting_at = -math.inf
 
     # -- rebalance: positions come from the lake, never from Kafka's committed offsets ----------
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -245,8 +247,14 @@ class KafkaSource:
         return Producer(
             {
                 **self._wired(self._client_config, DEAD_LETTER_PRODUCER),
-                "enable.idempotence": True,
-                "linger.ms": 20,
+                # Not idempotent: the copies are at least once anyway (named by their headers),
+                # and an idempotent producer first needs an id from the transaction coordinator
+                # (one more wait after a broker restart) and has fatal states of its own.
+                "enable.idempotence": False,
+                "acks": "all",
+                # A copy not acknowledged within a minute is reported failed and sent again.
+                "message.timeout.ms": 60_000,
+                "linger.ms": 5,
                 # A copy is as large as the message it copies (up to the lake's 1 MiB) plus
                 # headers; the broker has the last word (see `_Copy.shrink`).
                 "message.max.bytes": 4 << 20,
@@ -268,16 +276,20 @@ class KafkaSource:
                 self._produce_copy(topic, copy)
             self._await_deliveries(pending)
             failed = [copy for copy in pending if copy.error is not None]
+            too_large = 0
             for copy in failed:
                 error = copy.error
                 assert error is not None
-                if error.code() == KafkaError.MSG_SIZE_TOO_LARGE:
+                if error.code() == KafkaError.MSG_SIZE_TOO_LARGE:  # shorter, and at once
                     copy.shrink()
-                elif error.fatal():  # e.g. the idempotent producer's state is lost: a new one
+                    too_large += 1
+                    continue
+                if error.fatal():  # the producer cannot send any more: a new one
                     self.dead_letters = self._dead_letter_producer()
                 self.log_gate.error(error, client=DEAD_LETTER_PRODUCER)
             pending = failed
-            if pending:
+            if len(pending) > too_large:
+                self._say_waiting(len(pending))
                 self._wait(pause, pending)
                 pause = min(pause * 2, 30.0)
 
@@ -313,7 +325,7 @@ class KafkaSource:
         """Until every copy has its delivery report (served by this thread or the main one)."""
         producer = self.dead_letters
         assert producer is not None
-        waiting_since = time.monotonic()
+        started = time.monotonic()
         while not all(copy.done for copy in copies):
             if self.dead_letters is not producer:  # replaced after a fatal error: send again
                 for copy in copies:
@@ -322,12 +334,19 @@ class KafkaSource:
                 return
             producer.flush(0.5)
             self._give_up_if_stopping(copies)
-            if not self.log_gate.in_outage and time.monotonic() - waiting_since > 30:
-                waiting_since = time.monotonic()
-                log.warning(
-                    "dead-letter copies not acknowledged yet: the batch waits",
-                    extra=fields(copies=sum(not copy.done for copy in copies)),
-                )
+            if time.monotonic() - started > 30:
+                self._say_waiting(sum(not copy.done for copy in copies))
+
+    def _say_waiting(self, copies: int) -> None:
+        """That a batch waits for its copies, at most every 30 s (an outage says it already)."""
+        now = time.monotonic()
+        if self.log_gate.in_outage or now - self._said_waiting_at < 30:
+            return
+        self._said_waiting_at = now
+        log.warning(
+            "dead-letter copies not delivered yet: the batch waits for them",
+            extra=fields(copies=copies, topic=self.options.dead_letter_topic),
+        )
 
     def _wait(self, seconds: float, copies: list[_Copy]) -> None:
         deadline = time.monotonic() + seconds
