@@ -113,3 +113,24 @@ def derived_hashes(root: Path) -> dict[str, str]:
         return content_hashes(con, positions=False)
     finally:
         con.close()
+
+
+def lake_progress(lake: Path, topic: str) -> int:
+    """Messages of `topic` the lake has committed (sum of next offsets)."""
+    if not (lake / "catalog.sqlite").exists():
+        return 0
+    try:
+        con = open_lake(lake)
+    except Exception:
+        return 0
+    try:
+        (total,) = con.execute(
+            "SELECT coalesce(sum(o), 0) FROM (SELECT max(next_offset) o FROM consumer_offsets "
+            "WHERE source_topic = ? GROUP BY source_partition)",
+            [topic],
+        ).fetchone()
+    except Exception:
+        return 0
+    finally:
+        con.close()
+    return int(total)

@@ -34,10 +34,11 @@ from producers.simulator import Message
 from tests.consumers.helpers import (
     consumer_command,
     consumer_env,
+    lake_progress,
     night,
     open_lake,
 )
-from tests.consumers.test_kafka_consumer import lake_progress, unique_valid_ids
+from tests.consumers.test_kafka_consumer import unique_valid_ids
 
 DATA = Path(__file__).parents[1] / "data"
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")

@@ -36,7 +36,7 @@ from consumers.sink import LakeSink, content_hashes
 from croupier import lake as lakes
 from croupier.cli import main
 from producers.simulator import Message
-from tests.consumers.helpers import derived_hashes, night, open_lake
+from tests.consumers.helpers import derived_hashes, lake_progress, night, open_lake
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -90,25 +90,6 @@ def lake_state(root: Path) -> tuple[dict[str, str], dict[str, int]]:
         return content_hashes(con, positions=True), lakes.table_counts(con)
     finally:
         con.close()
-
-
-def committed_lines(lake: Path, topic: str) -> int:
-    if not (lake / "catalog.sqlite").exists():
-        return 0
-    try:
-        con = open_lake(lake)
-    except Exception:
-        return 0
-    try:
-        row = con.execute(
-            "SELECT coalesce(max(next_offset), 0) FROM consumer_offsets WHERE source_topic = ?",
-            [topic],
-        ).fetchone()
-    except Exception:
-        return 0
-    finally:
-        con.close()
-    return int(row[0]) if row else 0
 
 
 @pytest.fixture(scope="module")
@@ -180,16 +161,16 @@ def test_sigkill_midway_then_again_is_exactly_once(tmp_path: Path) -> None:
     kills = 0
     for _ in range(6):
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        start = committed_lines(lake, topic)
+        start = lake_progress(lake, topic)
         deadline = time.monotonic() + 60
-        while committed_lines(lake, topic) == start and time.monotonic() < deadline:
+        while lake_progress(lake, topic) == start and time.monotonic() < deadline:
             if process.poll() is not None:
                 break
             time.sleep(0.05)
         time.sleep(rng.uniform(0.0, 0.4))
         process.send_signal(signal.SIGKILL)
         process.wait()
-        if committed_lines(lake, topic) >= len(messages):
+        if lake_progress(lake, topic) >= len(messages):
             break
         kills += 1
         if kills >= 2:
@@ -198,7 +179,7 @@ def test_sigkill_midway_then_again_is_exactly_once(tmp_path: Path) -> None:
     summary = consume_file(lake, path)
     assert summary["resumed_at_line"] > 0
     assert summary["skipped"] + summary["committed"] == len(messages)
-    assert committed_lines(lake, topic) == len(messages)
+    assert lake_progress(lake, topic) == len(messages)
     in_process(messages, tmp_path / "once", topic)
     assert lake_state(lake)[0] == lake_state(tmp_path / "once")[0]
 
@@ -213,7 +194,7 @@ def test_sigterm_commits_the_batch_in_hand_and_exits_128_plus_15(tmp_path: Path)
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     deadline = time.monotonic() + 60
-    while committed_lines(lake, topic) == 0 and time.monotonic() < deadline:
+    while lake_progress(lake, topic) == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=60)
@@ -222,7 +203,7 @@ def test_sigterm_commits_the_batch_in_hand_and_exits_128_plus_15(tmp_path: Path)
     assert process.returncode == 128 + signal.SIGTERM, err.decode()[-2000:]
     summary = json.loads(out.decode().strip().splitlines()[-1])
     assert summary["stopped_by"] == "SIGTERM" and summary["complete"] is False
-    assert committed_lines(lake, topic) == summary["committed"]
+    assert lake_progress(lake, topic) == summary["committed"]
     assert b"run the same command again" in err
     consume_file(lake, path)
     in_process(messages, tmp_path / "once", topic)

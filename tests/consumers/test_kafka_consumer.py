@@ -31,6 +31,7 @@ from tests.consumers.helpers import (
     consumer_command,
     consumer_env,
     derived_hashes,
+    lake_progress,
     night,
     open_lake,
     publish_raw,
@@ -68,27 +69,6 @@ def consume_all(
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return result
-
-
-def lake_progress(lake: Path, topic: str) -> int:
-    """Messages of `topic` the lake has committed (sum of next offsets)."""
-    if not (lake / "catalog.sqlite").exists():
-        return 0
-    try:
-        con = open_lake(lake)
-    except Exception:
-        return 0
-    try:
-        (total,) = con.execute(
-            "SELECT coalesce(sum(o), 0) FROM (SELECT max(next_offset) o FROM consumer_offsets "
-            "WHERE source_topic = ? GROUP BY source_partition)",
-            [topic],
-        ).fetchone()
-    except Exception:
-        return 0
-    finally:
-        con.close()
-    return int(total)
 
 
 def unique_valid_ids(messages: list[Message]) -> set[str]:
