@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -127,6 +128,12 @@ class KafkaLogGate:
     @property
     def in_outage(self) -> bool:
         return self._outage is not None
+
+    def quiet_for(self) -> float:
+        """Seconds since the last outage ended (infinite when none did); 0 during one."""
+        if self._outage is not None:
+            return 0.0
+        return math.inf if self._ended_at is None else self._clock() - self._ended_at
 
     # -- inputs -----------------------------------------------------------------------------
     def error(self, error: KafkaError, *, client: str) -> None:

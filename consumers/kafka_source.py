@@ -338,9 +338,10 @@ class KafkaSource:
                 self._say_waiting(sum(not copy.done for copy in copies))
 
     def _say_waiting(self, copies: int) -> None:
-        """That a batch waits for its copies, at most every 30 s (an outage says it already)."""
+        """That a batch waits for its copies, at most every 30 s; not during an outage, which
+        says it already, nor in the 30 s after one, while the clients reconnect."""
         now = time.monotonic()
-        if self.log_gate.in_outage or now - self._said_waiting_at < 30:
+        if self.log_gate.quiet_for() < 30 or now - self._said_waiting_at < 30:
             return
         self._said_waiting_at = now
         log.warning(

@@ -73,6 +73,7 @@ def test_an_outage_is_one_line_a_reminder_every_30_s_and_one_line_when_it_ends(
     caplog.set_level(logging.DEBUG)
     clock = Clock()
     gate = KafkaLogGate(clock=clock)
+    assert gate.quiet_for() == math.inf
     librdkafka = client_config({}, gate, client="consumer")["logger"]
     refused = KafkaError(KafkaError._TRANSPORT, "127.0.0.1:9092/1: Connect to ... refused")
     gate.error(refused, client="consumer")  # held back: is it an outage?
@@ -93,6 +94,7 @@ def test_an_outage_is_one_line_a_reminder_every_30_s_and_one_line_when_it_ends(
     # A client that never found every broker down may show stale statistics: not the end.
     gate.stats(up(), client="dead-letter producer")
     assert outage_lines(caplog) == ["kafka outage started", *["kafka outage continues"] * 2]
+    assert gate.quiet_for() == 0
     gate.stats(up(), client="consumer")
     assert outage_lines(caplog)[-1] == "kafka outage ended"
     (ended,) = [r for r in caplog.records if r.getMessage() == "kafka outage ended"]
@@ -103,6 +105,7 @@ def test_an_outage_is_one_line_a_reminder_every_30_s_and_one_line_when_it_ends(
     ]
     # Errors another client raised before the end but served after: no second outage.
     clock.now += 1
+    assert gate.quiet_for() == 1
     gate.error(KafkaError(KafkaError._ALL_BROKERS_DOWN, "1/1"), client="dead-letter producer")
     gate.error(refused, client="dead-letter producer")
     clock.now += 3
