@@ -190,6 +190,9 @@ def _write_config(broker: LocalBroker) -> None:
         "group.initial.rebalance.delay.ms": "0",
         "auto.create.topics.enable": "false",
         "message.max.bytes": str(2 * 1024 * 1024),
+        # The events are the record (every derived table is rebuilt from them), and recordings
+        # keep their own, older timestamps: nothing is deleted for its age.
+        "log.retention.ms": "-1",
     }
     if broker.sasl_port is not None:
         sasl = f"SASL_PLAINTEXT://127.0.0.1:{broker.sasl_port}"

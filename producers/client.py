@@ -99,8 +99,17 @@ def ensure_topic(
                 raise
     if topic in existing:
         return False
+    # Kept forever: the topic is the record the lake is rebuilt from, and messages carry their
+    # events' own times (a replayed recording's are old), which a retention by age would delete.
     futures = admin.create_topics(
-        [NewTopic(topic, num_partitions=partitions, replication_factor=replication_factor)],
+        [
+            NewTopic(
+                topic,
+                num_partitions=partitions,
+                replication_factor=replication_factor,
+                config={"retention.ms": "-1"},
+            )
+        ],
         operation_timeout=timeout,
         request_timeout=timeout,
     )
