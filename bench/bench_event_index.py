@@ -220,7 +220,10 @@ def main() -> None:
     parser.add_argument("--flush-ids", type=int, default=1 << 20)
     parser.add_argument("--ratio", type=int, default=4)
     parser.add_argument("--lake-commits", type=int, default=150)
+    parser.add_argument("--quick", action="store_true", help="small sizes (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.ids, args.lake_commits = [200_000], 20
     print(f"{os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}")
     bench_fingerprints(args.batch)
     bench_refresh()
