@@ -14,11 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -55,6 +54,7 @@ from rules.procedure import (
 )
 
 log = logging.getLogger("croupier.processor")
+T = TypeVar("T")
 
 # A missing seq is called a gap (EVT-GAP) once an event this far past it has arrived; before
 # that it may still come late (EVT-ORDER). Driven by seq alone, so batching cannot change it.
@@ -249,7 +249,7 @@ class Processor:
         self._recent: dict[int, Original] = {}
         self._keys: dict[str, bytes] = {}  # table_id -> its Kafka key
         # Round ids started (as `round_key`s): recent ones, and this batch's index answers.
-        self._recent_rounds: OrderedDict[int, None] = OrderedDict()
+        self._recent_rounds: dict[int, None] = {}
         self._maybe_rounds: set[int] = set()
         self._new_rounds: list[int] = []
 
@@ -302,12 +302,8 @@ class Processor:
                 event is not None
                 and msg.key == (keys.get(event.table_id) or self._key(event.table_id))
                 and (casino is None or event.casino_id == casino)
-                and value.startswith(_ID_FIRST)  # type: ignore[union-attr]
-                and value[49:51] == b'",'  # type: ignore[index]
-                and b"\\" not in value  # type: ignore[operator]
-                and value.count(b'":') == flat_keys.get(type(event))  # type: ignore[union-attr]
                 and event.occurred_at.year not in (1, 9999)
-                and _plain_time(value)  # type: ignore[arg-type]
+                and _contract_spelling(value, flat_keys.get(type(event)))  # type: ignore[arg-type]
             ):
                 decoded.append((msg, event, value))  # type: ignore[arg-type]
                 continue
@@ -382,8 +378,8 @@ class Processor:
                 self._after(state, event, out)
             except Exception as exc:  # contained: this round only; see `_contain`
                 self._contain(state, event, out, exc, marks)
-        if len(recent) > 2 * RECENT_IDS:  # keep the newest (trimmed in bulk: cheaper per id)
-            self._recent = dict(list(recent.items())[-RECENT_IDS:])
+        self._recent = _newest(recent)
+        self._recent_rounds = _newest(self._recent_rounds)
         if stored:
             self.index.add(stored)
         if self._new_rounds:
@@ -426,13 +422,7 @@ class Processor:
             elif event.occurred_at.year in (1, 9999) and not _in_utc_range(event.occurred_at):
                 reason = "time_out_of_range"
                 detail = f"occurred_at {event.occurred_at.isoformat()} is not a time in UTC"
-            elif (
-                b"\\" in value
-                or value.count(b'":') != _key_count(event)
-                or not value.startswith(_ID_FIRST)
-                or value[49:51] != b'",'
-                or not _plain_time(value)
-            ):
+            elif not _contract_spelling(value, _key_count(event)):
                 # Not in the contract's own spelling: escapes, a key repeated, a field left to
                 # its default. One meaning only: a repeated key is refused (parsers differ on
                 # which copy wins); anything else is stored as the contract writes it.
@@ -858,8 +848,6 @@ class Processor:
         ):
             return True
         self._recent_rounds[key] = None
-        if len(self._recent_rounds) > RECENT_IDS:
-            self._recent_rounds.popitem(last=False)
         self._new_rounds.append(key)
         return False
 
@@ -1009,10 +997,15 @@ _FLAT_KEYS: dict[type[Any], int] = {
 
 
 def _key_count(event: Event) -> int:
-    """How many keys the contract's JSON of this event has (`":` occurs once per key in JSON
-    without escapes, so a message with any other count is not in the contract's spelling)."""
+    """How many keys the contract's JSON of this event has."""
     count = _FLAT_KEYS.get(type(event))
     return count if count is not None else _keys_in(event)
+
+
+def _newest(recent: dict[int, T]) -> dict[int, T]:
+    """`recent` itself, or its newest RECENT_IDS entries once it holds twice as many (trimmed
+    in bulk: cheaper per entry than evicting one at a time)."""
+    return recent if len(recent) <= 2 * RECENT_IDS else dict(list(recent.items())[-RECENT_IDS:])
 
 
 def round_key(round_id: str) -> int:
@@ -1024,6 +1017,20 @@ def round_key(round_id: str) -> int:
 _TIME_FIELD = b'"occurred_at":"'
 _TIME_SEPARATORS = frozenset(b"Tt ")
 _AFTER_SECONDS = frozenset(b"Zz.+-")
+
+
+def _contract_spelling(raw: bytes, keys: int | None) -> bool:
+    """True if `raw` is spelt as the contract writes it, as far as any reader could tell apart:
+    the event_id first (36 characters), no escapes, `keys` keys (`":` occurs once per key in
+    JSON without escapes, so a repeated key or one left to its default changes the count), and
+    a plain `occurred_at`."""
+    return (
+        raw.startswith(_ID_FIRST)
+        and raw[49:51] == b'",'
+        and b"\\" not in raw
+        and raw.count(b'":') == keys
+        and _plain_time(raw)
+    )
 
 
 def _plain_time(raw: bytes) -> bool:
