@@ -36,6 +36,7 @@ from confluent_kafka import (
 )
 
 from consumers import kafka_logs
+from consumers.binding import StreamBinding
 from consumers.pipeline import Pipeline, RawMessage
 from croupier.logs import fields
 from producers.client import KafkaSecurityError, ensure_topic, security_failure
@@ -66,6 +67,10 @@ class ConsumeOptions:
     metrics_every_s: float = 10.0
     stop_when_idle_s: float | None = None
     """Stop after this long with nothing to read (tests, replays); None = run until stopped."""
+    binding_kind: str = "kafka"
+    """How the lake is bound to this stream on the first assignment (`consumers.binding`)."""
+    adopt: bool = False
+    """Bind the lake to this stream even if it is bound to another (recorded)."""
 
 
 class KafkaSource:
@@ -112,9 +117,14 @@ class KafkaSource:
         self._assigned_at: float | None = None
         self._stop_requested_at: float | None = None
         self._said_waiting_at = -math.inf
+        self._bound = False
+        self._cluster_id: str | None = None
 
     # -- rebalance: positions come from the lake, never from Kafka's committed offsets ----------
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        if not self._bound:  # before anything is read: another stream's lake is refused here
+            self.pipeline.sink.bind(self._stream(), adopt=self.options.adopt)
+            self._bound = True
         self.pipeline.reload_states()  # also waits for the commit in flight
         stored = self.pipeline.sink.load_offsets(self.options.topic)
         for tp in partitions:
@@ -132,6 +142,26 @@ class KafkaSource:
         self.pipeline.forget_partitions({tp.partition for tp in partitions})
         log.info("revoked", extra=fields(partitions=sorted(tp.partition for tp in partitions)))
         consumer.unassign()
+
+    def _stream(self) -> StreamBinding:
+        return StreamBinding(
+            kind=self.options.binding_kind,
+            cluster_id=self._cluster_id,
+            topic=self.options.topic,
+            group_id=self.options.group_id,
+        )
+
+    def _find_cluster(self) -> None:
+        """The cluster id, for the lake's binding, asked before subscribing: no client call
+        may run inside a rebalance callback (librdkafka's call state is per thread and call;
+        a nested call aborted the process). Waits out a broker that is down at start."""
+        while self._cluster_id is None and not self.stopping.is_set():
+            try:
+                self._cluster_id = self.consumer.list_topics(
+                    self.options.topic, timeout=5
+                ).cluster_id
+            except KafkaException:  # unreachable: the log gate reports the outage
+                continue
 
     def request_stop(self, *_: object) -> None:
         self.stopping.set()
@@ -153,11 +183,12 @@ class KafkaSource:
         if install_signal_handlers:
             signal.signal(signal.SIGTERM, self.request_stop)
             signal.signal(signal.SIGINT, self.request_stop)
-        self.consumer.subscribe(
-            [self.options.topic], on_assign=self._on_assign, on_revoke=self._on_revoke
-        )
         idle_since = time.monotonic()
         try:
+            self._find_cluster()
+            self.consumer.subscribe(
+                [self.options.topic], on_assign=self._on_assign, on_revoke=self._on_revoke
+            )
             while not self.stopping.is_set():
                 self._serve_clients()
                 batch = self._read_batch()

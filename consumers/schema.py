@@ -141,6 +141,19 @@ TABLES: dict[str, list[Column]] = {
         _c("table_id", "VARCHAR", "Table."),
         _c("state", "VARCHAR", "The processor's state of this table, as JSON."),
     ],
+    "lake_identity": [
+        _c("lake_id", "VARCHAR", "Random id given to the lake when it was created."),
+        _c("created_at", "TIMESTAMPTZ", "When the lake was created."),
+    ],
+    "stream_binding": [
+        _c("bound_at", "TIMESTAMPTZ", "When this binding was recorded (the newest one holds)."),
+        _c("kind", "VARCHAR", "kafka | file | demo | replay: what fills the lake."),
+        _c("cluster_id", "VARCHAR", "Kafka cluster id (null for files and the demo)."),
+        _c("topic", "VARCHAR", "Kafka topic (null for files and the demo)."),
+        _c("group_id", "VARCHAR", "Kafka consumer group (null for files and the demo)."),
+        _c("adopted", "BOOLEAN", "Bound over an earlier binding by `--adopt`."),
+        _c("host", "VARCHAR", "Machine that recorded it."),
+    ],
 }
 
 ARROW_SCHEMAS: dict[str, pa.Schema] = {
@@ -156,5 +169,8 @@ def ddl(name: str) -> str:
 
 def create_tables(con: object) -> None:
     """Create every derived table that is missing (idempotent)."""
+    from consumers.binding import ensure_identity
+
     for name in TABLES:
         con.execute(ddl(name))  # type: ignore[attr-defined]
+    ensure_identity(con)  # type: ignore[arg-type]

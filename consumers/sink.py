@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 import duckdb
@@ -19,6 +20,12 @@ import pyarrow as pa
 
 from consumers.schema import ARROW_SCHEMAS, TABLES, create_tables
 from croupier import lake as lakes
+from croupier.logs import fields
+
+if TYPE_CHECKING:
+    from consumers.binding import StreamBinding
+
+log = logging.getLogger("croupier.consumer")
 
 # Bookkeeping tables: append-only (no deletes in the lake), the latest row wins on read.
 OFFSETS = "consumer_offsets"
@@ -70,6 +77,14 @@ class LakeSink:
 
     def close(self) -> None:
         self.con.close()
+
+    def bind(self, stream: StreamBinding, *, adopt: bool = False) -> None:
+        """Bind the lake to `stream`, or raise LakeBoundElsewhere having written nothing
+        (`consumers.binding`); call before the first batch."""
+        from consumers.binding import bind
+
+        if retry_when_locked(lambda: bind(self.con, stream, adopt=adopt)):
+            log.info("lake bound", extra=fields(stream=stream.describe(), adopted=adopt))
 
     def commit(
         self,

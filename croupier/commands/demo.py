@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import queue
+import shlex
 import shutil
 import sys
 import threading
@@ -34,6 +35,7 @@ def run_in_process(
     progress: bool = True,
 ) -> int:
     """Simulate and settle into `lake` with an in-process queue; returns messages processed."""
+    from consumers.binding import StreamBinding
     from consumers.pipeline import Pipeline, RawMessage
     from consumers.sink import LakeSink
     from producers.simulator import parse_faults, simulate
@@ -70,6 +72,7 @@ def run_in_process(
             handoff.put(exc)
 
     sink = LakeSink(lake)
+    sink.bind(StreamBinding(kind="demo"))
     pipeline = Pipeline(sink)
     thread = threading.Thread(target=produce, name="simulator", daemon=True)
     thread.start()
@@ -145,11 +148,13 @@ def _soles(cents: int) -> str:
     help="'default', 'none', or name:rate,... (see `croupier simulate --help`).",
 )
 @click.option(
-    "--lake",
-    "lake_path",
+    "--dir",
+    "folder",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="Lake to (re)build (default: the configured lake, var/lake). Its tables are replaced.",
+    help="The demo's own folder, replaced on every run: its lake and marts (default: "
+    "data_dir/demo, i.e. var/demo). Never the configured lake; a folder that is not a demo's "
+    "is refused.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--no-build", is_flag=True, help="Skip building the dbt marts at the end.")
@@ -159,7 +164,7 @@ def demo(
     hours: float,
     seed: int,
     faults: str,
-    lake_path: Path | None,
+    folder: Path | None,
     as_json: bool,
     no_build: bool,
     open_dashboard: bool,
@@ -170,11 +175,14 @@ def demo(
     on; every event goes through the same processor and sink as the Kafka consumer (here over
     an in-process queue) into a fresh lake; the summary shows rounds, handle, house result,
     commission and violations by rule; then `dbt build` makes the revenue and integrity marts.
-    Query with `croupier sql`; `--open` ends by serving the dashboards on the result.
+    Query with `croupier sql --lake <dir>/lake`; `--open` ends by serving the dashboards on it.
+
+    The demo works in a folder of its own (var/demo by default: `lake/` and `marts/`), which it
+    replaces on every run; it never touches the configured lake, and refuses a folder it did
+    not make (exit 2).
     """
-    store = lakes.from_settings(lake_path)
-    if store.root.exists():
-        shutil.rmtree(store.root)
+    folder = prepare_folder(folder)
+    store = lakes.Lake(root=folder / "lake")
     started = time.monotonic()
     total = run_in_process(
         store, tables=tables, hours=hours, seed=seed, faults=faults, progress=not as_json
@@ -191,16 +199,49 @@ def demo(
     else:
         _print(report, total, elapsed, store)
     if open_dashboard:
-        from croupier.commands.build import default_marts_path
         from croupier.commands.dashboard import serve
 
-        serve(store, default_marts_path(store))
+        serve(store, folder / "marts")
+
+
+MARKER = "CROUPIER_DEMO"
+
+
+def prepare_folder(folder: Path | None) -> Path:
+    """The demo's folder, emptied: the default `data_dir/demo`, or `folder`. Only a folder the
+    demo made (it holds the MARKER file) or an empty one is emptied; anything else, and the
+    configured lake, is refused with exit 2."""
+    from croupier.config import get_settings
+
+    settings = get_settings()
+    folder = folder if folder is not None else settings.data_dir / "demo"
+    configured = settings.lake_dir.resolve()
+    if configured == folder.resolve() or configured.is_relative_to(folder.resolve()):
+        _refuse(f"{folder} holds the configured lake ({settings.lake_dir}); the demo never "
+                "writes there. Choose another --dir.")  # fmt: skip
+    if folder.exists():
+        if not folder.is_dir():
+            _refuse(f"{folder} is not a folder")
+        if any(folder.iterdir()) and not (folder / MARKER).is_file():
+            _refuse(f"{folder} exists and is not a demo folder (no {MARKER} file); the demo "
+                    "only replaces its own. Choose another --dir.")  # fmt: skip
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    (folder / MARKER).write_text(
+        "Made by `croupier demo`, which replaces this folder on every run.\n"
+    )
+    return folder
+
+
+def _refuse(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(2)
 
 
 def _build(store: lakes.Lake, *, quiet: bool) -> Path:
-    from croupier.commands.build import BuildError, build_marts, default_marts_path
+    from croupier.commands.build import BuildError, build_marts
 
-    marts = default_marts_path(store)
+    marts = store.root.parent / "marts"
     try:
         result = build_marts(store, marts, quiet=True)
     except BuildError as exc:
@@ -227,5 +268,8 @@ def _print(report: dict[str, Any], total: int, elapsed: float, store: lakes.Lake
         click.echo(f"  {rule:<12} {n:>6}")
     click.echo(f"\ndead letters: {report['dead_letters']}")
     if report["marts"]:
-        click.echo(f"marts: {report['marts']} (uv run croupier dashboard to browse them)")
-    click.echo('\nnext: uv run croupier sql -c "SELECT * FROM violations LIMIT 5"')
+        click.echo(f"marts: {report['marts']}")
+    where = shlex.quote(str(store.root))
+    click.echo(f"\nthe demo's own folder: {store.root.parent} (replaced on every demo run)")
+    click.echo(f"browse: ./run croupier dashboard --lake {where}")
+    click.echo(f'query:  ./run croupier sql --lake {where} -c "SELECT * FROM violations LIMIT 5"')

@@ -486,10 +486,10 @@ def test_every_dead_letter_has_its_copy_on_the_topic_however_often_the_consumer_
     kills = 0
     while kills < 8:
         # A group of its own each time (positions are in the lake): no wait for the killed
-        # member's session to time out.
+        # member's session to time out; the lake is adopted by each new group.
         group = f"g-{uuid.uuid4().hex[:8]}"
         process = subprocess.Popen(
-            consumer_command(lake, topic_name, group, "--batch-size", "150"),
+            consumer_command(lake, topic_name, group, "--batch-size", "150", "--adopt"),
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         start = lake_progress(lake, topic_name)
@@ -507,7 +507,7 @@ def test_every_dead_letter_has_its_copy_on_the_topic_however_often_the_consumer_
     # take longer than any idle limit), then stops on SIGTERM -- once it has its partitions (the
     # killed runs may have read everything already; a SIGTERM during start-up is not the test).
     last = subprocess.Popen(
-        consumer_command(lake, topic_name, f"g-{uuid.uuid4().hex[:8]}"),
+        consumer_command(lake, topic_name, f"g-{uuid.uuid4().hex[:8]}", "--adopt"),
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     said: list[str] = []

@@ -60,7 +60,7 @@ def consume_all(
 ) -> subprocess.CompletedProcess[str]:
     group = f"g-{uuid.uuid4().hex[:8]}"
     result = subprocess.run(
-        consumer_command(lake, topic, group, "--stop-when-idle", "4", *extra),
+        consumer_command(lake, topic, group, "--stop-when-idle", "4", "--adopt", *extra),
         env=consumer_env(bootstrap),
         capture_output=True,
         text=True,

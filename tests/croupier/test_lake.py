@@ -123,7 +123,8 @@ def test_lake_init_works_without_network(tmp_path: Path) -> None:
     assert info.returncode == 0, info.stderr
     tables = json.loads(info.stdout)["tables"]
     assert {"main.events", "main.settlements", "main.consumer_offsets"} <= set(tables)
-    assert set(tables.values()) == {0}
+    identity = tables.pop("main.lake_identity")
+    assert identity == 1 and set(tables.values()) == {0}  # a new lake: its id, and no rows
 
 
 def test_lake_info_and_sql_cli_report_tables(tmp_path: Path) -> None:
