@@ -48,6 +48,12 @@ class LakeIdIndex:
     def discard(self, token: int) -> None:
         self._index.discard(token)
 
+    def persist(self) -> None:
+        """Catch up with the lake and write the manifest: its watermark becomes the latest
+        snapshot, so lake maintenance may expire every older one (`croupier.maintenance`)."""
+        self._index.refresh()
+        self._index.persist()
+
     def close(self) -> None:
         self._index.close()
 

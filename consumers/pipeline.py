@@ -6,6 +6,8 @@ The Kafka adapter and the in-process demo both feed it, so both write exactly th
 from __future__ import annotations
 
 import gc
+import logging
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -14,6 +16,10 @@ from typing import Any
 from consumers.ids import event_index, round_index, snapshot_after_commit
 from consumers.processor import DEFAULT_MAX_SKEW_S, Processor, RawMessage
 from consumers.sink import LakeSink, RowBatch
+from croupier import maintenance as lake_maintenance
+from croupier.logs import fields
+
+log = logging.getLogger("croupier.consumer")
 
 __all__ = ["HandleResult", "Pipeline", "RawMessage", "StreamPolicy"]
 
@@ -45,6 +51,12 @@ class Pipeline:
     (only when there are some) just before that batch's transaction; if it raises, the batch
     does not commit and the error is raised like a failed commit. The Kafka adapter copies the
     dead letters to their topic there, so that no committed dead letter lacks its copy.
+
+    `maintenance`, when set, runs a lake maintenance pass (`croupier.maintenance`) at most
+    every `every_s` seconds, between two batches: the id indexes first write their manifests
+    (so expiry may go up to the latest snapshot), then the pass runs on the commit thread,
+    before the next batch's commit, while that batch is processed. A failed pass is logged,
+    never raised: the lake is as the failed step found it, and the next pass tries again.
     """
 
     def __init__(
@@ -54,6 +66,7 @@ class Pipeline:
         overlap: bool = True,
         before_commit: Callable[[list[dict[str, Any]]], None] | None = None,
         policy: StreamPolicy | None = None,
+        maintenance: lake_maintenance.Schedule | None = None,
     ) -> None:
         # A batch makes millions of short-lived objects (events, rows) that reference counting
         # frees; the cycle collector's default trigger (every 700 allocations) spent ~5 % of the
@@ -82,6 +95,9 @@ class Pipeline:
         self._done: list[HandleResult] = []
         self._stored: dict[str, dict[str, Any]] | None = None
         self.before_commit = before_commit
+        self.maintenance = maintenance
+        self._maintained_at = time.monotonic()
+        self.maintenance_reports: list[lake_maintenance.MaintenanceReport] = []
 
     def _load_state(self, table_id: str) -> dict[str, Any] | None:
         # One query for every table's latest state, the first time a table is met; a table met
@@ -152,6 +168,11 @@ class Pipeline:
             rows={table: len(rows) for table, rows in batch.rows.items()},
         )
         self.flush()
+        if (
+            self.maintenance is not None
+            and time.monotonic() - self._maintained_at >= self.maintenance.every_s
+        ):
+            self.start_maintenance()
         future = self._executor.submit(
             self._commit, batch, offsets, states, result.dead_letters, self.before_commit
         )
@@ -159,6 +180,47 @@ class Pipeline:
         if not self._overlap:
             self.flush()
         return result
+
+    def start_maintenance(self) -> None:
+        """Queue a maintenance pass on the commit thread now (no commit may be in flight:
+        call after `flush`); `maintenance_reports` gets its report once it ran."""
+        schedule = self.maintenance
+        if schedule is None:
+            return
+        self._maintained_at = time.monotonic()
+        for index in self._ids:
+            try:
+                index.persist()
+            except Exception as exc:  # expiry then keeps what the older manifest needs
+                log.warning("lake maintenance: could not persist an id index: %s", exc)
+        self._executor.submit(self._maintain, schedule)
+
+    def _maintain(self, schedule: lake_maintenance.Schedule) -> None:
+        try:
+            report = lake_maintenance.maintain(
+                self.sink.con,
+                self.sink.lake,
+                retention=schedule.retention,
+                grace=schedule.grace,
+            )
+        except lake_maintenance.MaintenanceBusy as exc:
+            log.info("lake maintenance skipped: %s", exc)
+            return
+        except Exception as exc:  # never the consumer's end: the next pass tries again
+            log.warning("lake maintenance failed: %s", exc)
+            return
+        self.maintenance_reports = [*self.maintenance_reports[-9:], report]
+        log.info(
+            "lake maintenance",
+            extra=fields(
+                files_before=report.before.files,
+                files_after=report.after.files,
+                live_files=report.live_files_after,
+                snapshots_expired=report.snapshots_expired,
+                pinned_by=report.pinned_by,
+                seconds=report.seconds,
+            ),
+        )
 
     def _commit(
         self,

@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -89,6 +89,26 @@ class Settings(BaseSettings):
         description="Seconds an event's occurred_at may differ from the broker's timestamp "
         "(or, in a recording, go back on its table) before it is an EVT-TIME violation.",
     )
+    lake_maintenance_every_s: float = Field(
+        default=300.0,
+        ge=0,
+        description="Seconds between the consumer's lake maintenance passes, run between "
+        "batches: merge small Parquet files, expire old snapshots, delete obsolete and "
+        "orphaned files (see `croupier lake maintain`); 0 = never (run the command instead).",
+    )
+    lake_snapshot_retention: str = Field(
+        default="1 day",
+        description="Lake snapshots older than this are expired by maintenance: time travel "
+        "(`AT (VERSION => ...)`) to them is gone; the rows themselves stay. Until then each "
+        "snapshot keeps the small files its commit wrote. DuckDB interval text, e.g. '1 day', "
+        "'36 hours'; longer than any build (a build reads the lake at one snapshot).",
+    )
+    lake_file_grace: str = Field(
+        default="10 minutes",
+        description="Maintenance deletes a Parquet file no snapshot reads any more (merged "
+        "away, expired, or left by a killed writer) only once it is this old, so a running "
+        "query or a writer about to commit never loses it; longer than any query.",
+    )
 
     kafka_bootstrap_servers: str = Field(
         default="127.0.0.1:9092",
@@ -117,6 +137,14 @@ class Settings(BaseSettings):
     local_kafka_controller_port: int = Field(
         default=9093, description="KRaft controller port of the local broker."
     )
+
+    @field_validator("lake_snapshot_retention", "lake_file_grace")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        from croupier.maintenance import parse_duration
+
+        parse_duration(value)  # ValueError: pydantic reports the setting and the text
+        return value
 
     @classmethod
     def settings_customise_sources(

@@ -17,6 +17,7 @@ from croupier.commands.lake import lake_option
 if TYPE_CHECKING:
     from consumers.pipeline import StreamPolicy
     from croupier.config import Settings
+    from croupier.maintenance import Schedule
 
 
 def _logging(verbose: bool, log_format: str = "text") -> None:
@@ -42,6 +43,13 @@ def _policy(settings: Settings) -> StreamPolicy:
     from consumers.pipeline import StreamPolicy
 
     return StreamPolicy(casino_id=settings.casino_id, max_skew_s=settings.max_clock_skew_s)
+
+
+def _maintenance(settings: Settings) -> Schedule | None:
+    """The consumer's lake maintenance schedule (None: off), from the settings."""
+    from croupier.maintenance import Schedule
+
+    return Schedule.from_settings(settings)
 
 
 @click.command()
@@ -73,6 +81,12 @@ def _policy(settings: Settings) -> StreamPolicy:
     show_default=True,
     help="Consumer processes in the group (one per core; partitions are shared among them).",
 )
+@click.option(
+    "--adopt",
+    is_flag=True,
+    help="Bind the lake to this stream even though it holds another (a lake records the "
+    "cluster, topic and group it was created for, and refuses others); recorded in the lake.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Debug logs.")
 @_log_format_option
 def consume(
@@ -84,6 +98,7 @@ def consume(
     stop_when_idle: float | None,
     metrics_every: float,
     workers: int,
+    adopt: bool,
     verbose: bool,
     log_format: str,
 ) -> None:
@@ -103,11 +118,16 @@ def consume(
     copied to a temporary file. Prints a JSON summary; exits 0 once every line is in the lake,
     128+N if signal N stopped it first (it commits the batch in hand; run again to finish).
     --topic, --group, --workers, --stop-when-idle and --metrics-every are for Kafka only.
+
+    A lake holds one stream: the first run binds it to the Kafka cluster, topic and group it
+    reads (or to recordings, for --file); another stream is refused with exit 2 before anything
+    is written, unless --adopt. `croupier lake info` shows the binding.
     """
     if recording is not None:
         _refuse_kafka_options(click.get_current_context())
     if workers > 1:
         raise SystemExit(_run_workers(workers))
+    from consumers.binding import LakeBoundElsewhere
     from consumers.kafka_source import ConsumeOptions, DeadLetterCopiesUndelivered, run_consumer
     from consumers.pipeline import Pipeline
     from consumers.sink import LakeSink
@@ -117,12 +137,12 @@ def consume(
 
     _logging(verbose, log_format)
     if recording is not None:
-        raise SystemExit(_consume_file(lake_path, recording, batch_size))
+        raise SystemExit(_consume_file(lake_path, recording, batch_size, adopt=adopt))
     settings = get_settings()
     sink = LakeSink(lakes.from_settings(lake_path))
     try:
         total = run_consumer(
-            Pipeline(sink, policy=_policy(settings)),
+            Pipeline(sink, policy=_policy(settings), maintenance=_maintenance(settings)),
             settings.kafka_client_config(),
             ConsumeOptions(
                 topic=topic or settings.kafka_topic,
@@ -131,8 +151,12 @@ def consume(
                 batch_size=batch_size,
                 metrics_every_s=metrics_every,
                 stop_when_idle_s=stop_when_idle,
+                adopt=adopt,
             ),
         )
+    except LakeBoundElsewhere as exc:
+        click.echo(f"error: {sink.lake.root}: {exc}", err=True)
+        raise SystemExit(2) from None
     except KafkaSecurityError as exc:
         raise click.ClickException(f"Kafka: {exc}") from None
     except DeadLetterCopiesUndelivered as exc:
@@ -160,8 +184,9 @@ def _refuse_kafka_options(ctx: click.Context) -> None:
         )
 
 
-def _consume_file(lake_path: Path | None, path: Path, batch_size: int) -> int:
+def _consume_file(lake_path: Path | None, path: Path, batch_size: int, *, adopt: bool) -> int:
     """Settle a recording into the lake; returns the exit code."""
+    from consumers.binding import LakeBoundElsewhere, StreamBinding
     from consumers.file_source import FileSource, LakeBusyError, lock_lake, open_recording
     from consumers.pipeline import Pipeline
     from consumers.sink import LakeSink
@@ -171,7 +196,14 @@ def _consume_file(lake_path: Path | None, path: Path, batch_size: int) -> int:
     try:
         with open_recording(path) as recording, lock_lake(store.root):
             sink = LakeSink(store)
-            pipeline = Pipeline(sink, policy=_policy(get_settings()))
+            try:
+                sink.bind(StreamBinding(kind="file"), adopt=adopt)
+            except LakeBoundElsewhere as exc:
+                sink.close()
+                click.echo(f"error: {store.root}: {exc}", err=True)
+                return 2
+            settings = get_settings()
+            pipeline = Pipeline(sink, policy=_policy(settings), maintenance=_maintenance(settings))
             try:
                 with click.progressbar(
                     length=max(recording.size, 1),
@@ -219,9 +251,7 @@ def _run_workers(workers: int) -> int:
             skip_value = True
         elif not arg.startswith("--workers="):
             args.append(arg)
-    children = [
-        subprocess.Popen([sys.executable, "-m", "croupier", *args]) for _ in range(workers)
-    ]
+    children = [subprocess.Popen([sys.executable, "-m", "croupier", *args]) for _ in range(workers)]
 
     def forward(signum: int, _frame: object) -> None:
         for child in children:
@@ -273,6 +303,7 @@ def replay(lake_path: Path, topic: str | None, idle: float, log_format: str) -> 
                 dead_letter_topic=None,
                 stop_when_idle_s=idle,
                 metrics_every_s=3600,
+                binding_kind="replay",
             ),
         )
         click.echo(json.dumps(content_hashes(sink.con), indent=2, sort_keys=True))

@@ -48,15 +48,23 @@ def init(lake_path: Path | None) -> None:
 @lake_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def info(lake_path: Path | None, as_json: bool) -> None:
-    """Print the lake's location, current snapshot id and the row count of every table."""
+    """Print the lake's location, identity, the stream it is bound to (Kafka cluster, topic
+    and group), current snapshot id and the row count of every table."""
+    from consumers import binding
+
     store = lakes.from_settings(lake_path)
     try:
         con = lakes.connect(store, read_only=True)
     except lakes.LakeError as exc:
         raise click.ClickException(str(exc)) from exc
     try:
+        made = binding.identity(con)
+        bound = binding.current(con)
         report = {
             "lake": str(store.root),
+            "lake_id": made[0] if made else None,
+            "created_at": made[1].isoformat() if made else None,
+            "bound_to": vars(bound) if bound else None,
             "snapshot_id": lakes.current_snapshot(con),
             "tables": lakes.table_counts(con),
         }
@@ -66,11 +74,102 @@ def info(lake_path: Path | None, as_json: bool) -> None:
         click.echo(json.dumps(report, indent=2))
         return
     click.echo(f"lake:      {report['lake']}\nsnapshot:  {report['snapshot_id']}")
+    click.echo(f"lake id:   {report['lake_id']} (created {report['created_at']})")
+    click.echo(f"bound to:  {bound.describe() if bound else '(no stream yet)'}")
     tables: dict[str, int] = report["tables"]  # type: ignore[assignment]
     if not tables:
         click.echo("tables:    (none yet)")
     for name, count in tables.items():
         click.echo(f"  {name:<40} {count:>12,} rows")
+
+
+@lake.command()
+@lake_option
+@click.option(
+    "--retention",
+    default=None,
+    help="Expire snapshots older than this (e.g. '1 day'; default: the setting "
+    "lake_snapshot_retention, env CROUPIER_LAKE_SNAPSHOT_RETENTION).",
+)
+@click.option(
+    "--grace",
+    default=None,
+    help="Delete obsolete and orphaned files only once this old (e.g. '10 minutes'; "
+    "default: the setting lake_file_grace, env CROUPIER_LAKE_FILE_GRACE).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def maintain(
+    lake_path: Path | None, retention: str | None, grace: str | None, as_json: bool
+) -> None:
+    """Merge small files, expire old snapshots, delete obsolete and orphaned files; print
+    what it did (files and bytes before and after, snapshots expired).
+
+    Every consumer batch commits small Parquet files; one pass merges each table's into a few
+    large ones (row ids, time travel and change feeds unchanged), flushes rows inlined in the
+    catalog, expires snapshots older than the retention (TIME TRAVEL TO THEM IS THEN GONE; the
+    rows stay), and deletes files no snapshot reads once they are older than the grace
+    (merged-away files, a killed writer's leftovers). Snapshots an id index of the consumer
+    still needs (its manifest's watermark and later) are kept whatever their age. Safe while
+    the consumer and readers run: each step is its own short commit, retried when it meets
+    another commit. The consumer runs the same pass itself every lake_maintenance_every_s
+    seconds (env CROUPIER_LAKE_MAINTENANCE_EVERY_S; 0 = off).
+
+    Exit codes: 0 done, 1 failed (the lake is as the failed step found it), 3 skipped:
+    another pass is running on this lake.
+    """
+    from croupier import maintenance
+    from croupier.config import get_settings
+
+    settings = get_settings()
+    try:
+        keep = maintenance.parse_duration(retention or settings.lake_snapshot_retention)
+        wait = maintenance.parse_duration(grace or settings.lake_file_grace)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+    store = lakes.from_settings(lake_path)
+    try:
+        con = lakes.connect(store)
+    except lakes.LakeError as exc:
+        raise click.ClickException(str(exc)) from exc
+    try:
+        report = maintenance.maintain(con, store, retention=keep, grace=wait)
+    except maintenance.MaintenanceBusy as exc:
+        click.echo(f"skipped: {exc}", err=True)
+        raise SystemExit(3) from None
+    except duckdb.Error as exc:
+        raise click.ClickException(f"maintenance failed: {exc}") from exc
+    finally:
+        con.close()
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2, default=str))
+        return
+    r = report
+    click.echo(f"lake maintenance of {r.lake} in {r.seconds:.1f} s")
+    click.echo(
+        f"  files:      {r.before.files:,} -> {r.after.files:,} "
+        f"({_size(r.before.bytes)} -> {_size(r.after.bytes)}); "
+        f"read by the latest snapshot {r.live_files_before:,} -> {r.live_files_after:,}"
+    )
+    click.echo(f"  merged:     {r.files_merged:,} files into {r.files_created:,}")
+    click.echo(f"  flushed:    {r.inlined_rows_flushed:,} rows inlined in the catalog")
+    held = f"; kept for {r.pinned_by} from #{r.pinned_at}" if r.pinned_by else ""
+    click.echo(
+        f"  snapshots:  {r.snapshots_expired:,} expired, {r.snapshots_kept:,} kept "
+        f"(oldest #{r.oldest_snapshot_kept}{held})"
+    )
+    click.echo(
+        f"  deleted:    {r.obsolete_files_deleted:,} obsolete, {r.orphaned_files_deleted:,} "
+        f"orphaned; {r.obsolete_files_deferred:,} obsolete left for the next pass (grace)"
+    )
+
+
+def _size(count: int) -> str:
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{size:,.1f} TiB"
 
 
 @click.command()
@@ -86,15 +185,21 @@ def info(lake_path: Path | None, as_json: bool) -> None:
 )
 def sql(lake_path: Path | None, query: str | None, fmt: str) -> None:
     """Query the lake with DuckDB SQL; the lake is attached READ-ONLY as `lake` and in use.
+    A marts store (`--lake var/marts`) is attached as `marts`, at its last successful build.
 
     \b
     Examples:
       croupier sql -c "SELECT game, count(*) FROM rounds GROUP BY game"
       croupier sql            # interactive; end statements with ';', quit with .quit or Ctrl-D
     """
+    from croupier.commands.build import PUBLISHED, connect_marts
+
     store = lakes.from_settings(lake_path)
     try:
-        con = lakes.connect(store, read_only=True)
+        if (store.root / PUBLISHED).is_file():  # a marts store: its last successful build
+            con = connect_marts(store.root)
+        else:
+            con = lakes.connect(store, read_only=True)
     except lakes.LakeError as exc:
         raise click.ClickException(str(exc)) from exc
     try:

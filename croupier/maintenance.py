@@ -1,0 +1,340 @@
+"""Lake maintenance: keep the number of Parquet files and catalog rows bounded under traffic.
+
+Every consumer batch is one DuckLake commit, and each commit writes a small Parquet file per
+table it touches (or, under DuckLake's inlining limit, rows in the catalog). `maintain` runs,
+in this order, each step its own short commit (readers and the consumer go on meanwhile):
+
+1. delete the files earlier passes made obsolete (merged away, expired), once every one of them
+   was scheduled for deletion at least `grace` ago (`ducklake_cleanup_old_files`); if some
+   are younger, the pass skips to step 6 (merging or expiring now would schedule new files,
+   and with passes more often than `grace` nothing would ever be old enough to go);
+2. flush inlined rows into Parquet (`ducklake_flush_inlined_data`);
+3. merge each table's small files into files of up to DuckLake's target size
+   (`ducklake_merge_adjacent_files`): row ids, time travel and change feeds are kept, the
+   merged file records which snapshot inserted each row; the old files become obsolete;
+4. expire the snapshots older than `retention`, except the ones an id index still needs
+   (see below): time travel to them is gone afterwards (`ducklake_expire_snapshots`);
+5. step 1 again (files scheduled long ago by a pass that ended early);
+6. delete orphaned files (in the data folder but in no snapshot: a killed writer's leftovers)
+   whose mtime is at least `grace` old, so a file a live writer is about to commit is never
+   touched (`ducklake_delete_orphaned_files`).
+
+The consumer's id indexes (`<lake>/event_index`, `round_index`, `event_index-1`, ...) record
+in their manifests the snapshot `watermark` they cover; on restart they read the rows committed
+after it. Expiry keeps the lowest watermark of every index directory in the lake folder and all
+later snapshots, so no restart ever has to rebuild an index from a full scan. An index directory
+no process uses any more holds its watermark back for ever: delete it (it is derived data).
+
+One pass at a time per lake (`maintenance.lock`, flock): a second pass started meanwhile is
+skipped. Each step that meets a concurrent commit ("database is locked", a DuckLake conflict) is
+run again with backoff: the steps write nothing until their commit, and a failed one leaves at
+most unreferenced files behind, which step 6 removes later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import duckdb
+
+from croupier import lake as lakes
+
+log = logging.getLogger("croupier.maintenance")
+
+LOCK = "maintenance.lock"
+# How many snapshot ids one expiry call names (a SQL list literal).
+EXPIRE_CHUNK = 20_000
+ATTEMPTS = 30
+# The id indexes' manifests (consumers.event_index): format tag and file name.
+INDEX_FORMAT = "croupier-event-index"
+INDEX_MANIFEST = "manifest.json"
+T = TypeVar("T")
+
+
+class MaintenanceBusy(RuntimeError):
+    """Another maintenance pass holds the lake's lock."""
+
+
+@dataclass
+class FileCount:
+    files: int = 0
+    bytes: int = 0
+
+
+@dataclass
+class MaintenanceReport:
+    """What one pass did. `before`/`after`: Parquet files in the data folder (all of them:
+    live, obsolete not yet deleted, orphaned); `live_*`: files the latest snapshot reads."""
+
+    lake: str
+    before: FileCount = field(default_factory=FileCount)
+    after: FileCount = field(default_factory=FileCount)
+    live_files_before: int = 0
+    live_files_after: int = 0
+    inlined_rows_flushed: int = 0
+    files_merged: int = 0
+    files_created: int = 0
+    snapshots_expired: int = 0
+    snapshots_kept: int = 0
+    oldest_snapshot_kept: int | None = None
+    pinned_at: int | None = None  # the lowest id-index watermark (None: no index)
+    pinned_by: str | None = None  # the index directory holding it
+    obsolete_files_deleted: int = 0
+    obsolete_files_deferred: int = 0  # scheduled less than `grace` ago: the next pass
+    waited_for_grace: bool = False  # so this pass neither merged nor expired anything
+    orphaned_files_deleted: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+    steps: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_duration(text: str) -> timedelta:
+    """'7 days', '12 hours', '30 minutes', '90 s', '1 week' -> timedelta (DuckDB's INTERVAL
+    syntax, read by DuckDB itself); ValueError if it is not one or is negative."""
+    con = duckdb.connect()
+    try:
+        row = con.execute("SELECT to_seconds(0) + CAST(? AS INTERVAL)", [text]).fetchone()
+    except duckdb.Error as exc:
+        raise ValueError(f"not a duration: {text!r} (e.g. '7 days', '12 hours')") from exc
+    finally:
+        con.close()
+    value = row[0] if row else None
+    if not isinstance(value, timedelta) or value < timedelta(0):
+        raise ValueError(f"not a non-negative duration: {text!r}")
+    return value
+
+
+def index_watermarks(root: Path) -> dict[str, int]:
+    """Watermark of every id-index directory in the lake folder, by directory name (a
+    manifest that cannot be read is left out: its index is rebuilt whatever we keep)."""
+    found: dict[str, int] = {}
+    if not root.is_dir():
+        return found
+    for directory in sorted(root.iterdir()):
+        manifest = directory / INDEX_MANIFEST
+        if not directory.is_dir() or not manifest.is_file():
+            continue
+        try:
+            body = json.loads(manifest.read_text(encoding="utf-8"))
+            if body.get("format") != INDEX_FORMAT:
+                continue
+            found[directory.name] = int(body["watermark"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+def data_files(lake: lakes.Lake) -> FileCount:
+    """Parquet files in the data folder and their bytes."""
+    count = FileCount()
+    for dirpath, _, names in os.walk(lake.data_path):
+        for name in names:
+            if name.endswith(".parquet"):
+                with contextlib.suppress(OSError):
+                    count.bytes += os.stat(os.path.join(dirpath, name)).st_size
+                    count.files += 1
+    return count
+
+
+@contextlib.contextmanager
+def maintenance_lock(root: Path) -> Iterator[None]:
+    """One pass per lake at a time; MaintenanceBusy if another holds it."""
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / LOCK).open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            raise MaintenanceBusy(f"another maintenance pass is running on {root}") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def maintain(
+    con: duckdb.DuckDBPyConnection,
+    lake: lakes.Lake,
+    *,
+    retention: timedelta,
+    grace: timedelta,
+    alias: str = lakes.LAKE_ALIAS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> MaintenanceReport:
+    """One maintenance pass (see the module's docstring) on `con`, a read-write connection
+    with `lake` attached as `alias`. Raises MaintenanceBusy if another pass is running, and
+    duckdb.Error if a step still fails after its retries (the lake is then as that step
+    found it: every step is atomic). Never run it inside an open transaction of `con`."""
+    with maintenance_lock(lake.root):
+        return _maintain(con, lake, retention=retention, grace=grace, alias=alias, sleep=sleep)
+
+
+def _maintain(
+    con: duckdb.DuckDBPyConnection,
+    lake: lakes.Lake,
+    *,
+    retention: timedelta,
+    grace: timedelta,
+    alias: str,
+    sleep: Callable[[float], None],
+) -> MaintenanceReport:
+    started = time.monotonic()
+    report = MaintenanceReport(lake=str(lake.root))
+    report.before = data_files(lake)
+    meta = f'"__ducklake_metadata_{alias}"'
+    name = alias.replace("'", "''")
+
+    def run(step: str, action: Callable[[], T]) -> T:
+        t0 = time.monotonic()
+        for attempt in range(ATTEMPTS):
+            try:
+                result = action()
+                break
+            except duckdb.Error as exc:
+                text = str(exc)
+                busy = "database is locked" in text or isinstance(exc, duckdb.TransactionException)
+                if not busy or attempt == ATTEMPTS - 1:
+                    raise
+                report.retries += 1
+                log.debug("lake maintenance: %s met a concurrent commit, again: %s", step, exc)
+                sleep(min(2.0, 0.05 * 1.5**attempt))
+        report.steps[step] = round(report.steps.get(step, 0.0) + time.monotonic() - t0, 3)
+        return result
+
+    def live_files() -> int:
+        rows = con.execute(
+            f"SELECT count(*) FROM {meta}.ducklake_data_file WHERE end_snapshot IS NULL"
+        ).fetchall()
+        return int(rows[0][0])
+
+    def cleanup(older_than: timedelta) -> None:
+        # Not DuckLake's `older_than`: on a SQLite catalog it compares the times as text and
+        # deleted files scheduled a second before (DuckLake 1.0). All or nothing instead;
+        # a pass that finds files scheduled less than `grace` ago schedules no more (below).
+        rows = con.execute(
+            f"SELECT count(*), count(*) FILTER (WHERE CAST(schedule_start AS TIMESTAMPTZ) "
+            f"> now() - to_microseconds(?)) FROM {meta}.ducklake_files_scheduled_for_deletion",
+            [int(older_than.total_seconds() * 1e6)],
+        ).fetchall()
+        scheduled, recent = int(rows[0][0]), int(rows[0][1] or 0)
+        if scheduled == 0:
+            report.obsolete_files_deferred = 0
+            return
+        if recent:
+            report.obsolete_files_deferred = scheduled
+            return
+        deleted = con.execute(
+            f"CALL ducklake_cleanup_old_files('{name}', cleanup_all => true)"
+        ).fetchall()
+        report.obsolete_files_deleted += len(deleted)
+        report.obsolete_files_deferred = 0
+
+    def orphans() -> int:
+        cutoff = datetime.now(UTC) - grace
+        return len(
+            con.execute(
+                f"CALL ducklake_delete_orphaned_files('{name}', older_than => ?)", [cutoff]
+            ).fetchall()
+        )
+
+    def finish() -> MaintenanceReport:
+        kept = con.execute(f"SELECT count(*), min(snapshot_id) FROM ducklake_snapshots('{name}')")
+        count, oldest = kept.fetchall()[0]
+        report.snapshots_kept, report.oldest_snapshot_kept = int(count), oldest
+        report.live_files_after = live_files()
+        report.after = data_files(lake)
+        report.seconds = round(time.monotonic() - started, 3)
+        return report
+
+    report.live_files_before = live_files()
+    run("cleanup_old_files", lambda: cleanup(grace))
+    if report.obsolete_files_deferred:
+        # The last pass's obsolete files are not `grace` old yet: merging or expiring now would
+        # schedule new ones, and the all-or-nothing cleanup would then wait for ever (passes
+        # come more often than `grace`: the files piled up). Only orphans this time.
+        report.waited_for_grace = True
+        report.orphaned_files_deleted = run("delete_orphaned_files", orphans)
+        return finish()
+
+    flushed = run(
+        "flush_inlined_data",
+        lambda: con.execute(f"CALL ducklake_flush_inlined_data('{name}')").fetchall(),
+    )
+    report.inlined_rows_flushed = sum(int(r[-1] or 0) for r in flushed)
+
+    merged = run(
+        "merge_adjacent_files",
+        lambda: con.execute(f"CALL ducklake_merge_adjacent_files('{name}')").fetchall(),
+    )
+    report.files_merged = sum(int(r[2] or 0) for r in merged)
+    report.files_created = sum(int(r[3] or 0) for r in merged)
+
+    pins = index_watermarks(lake.root)
+    if pins:
+        report.pinned_by, report.pinned_at = min(pins.items(), key=lambda kv: (kv[1], kv[0]))
+
+    def expire() -> int:
+        # Snapshots older than the retention and below every index's watermark (the watermark
+        # snapshot itself stays: an index checks it is the one it indexed); never the latest.
+        cutoff = datetime.now(UTC) - retention
+        latest = lakes.current_snapshot(con)
+        limit = latest if report.pinned_at is None else min(latest, report.pinned_at)
+        ids = [
+            int(s)
+            for (s,) in con.execute(
+                f"SELECT snapshot_id FROM ducklake_snapshots('{name}') "
+                "WHERE snapshot_time < ? AND snapshot_id < ? ORDER BY snapshot_id",
+                [cutoff, limit],
+            ).fetchall()
+        ]
+        expired = 0
+        for start in range(0, len(ids), EXPIRE_CHUNK):
+            chunk = ids[start : start + EXPIRE_CHUNK]
+            expired += len(
+                con.execute(
+                    f"CALL ducklake_expire_snapshots('{name}', versions => "
+                    f"[{', '.join(map(str, chunk))}])"
+                ).fetchall()
+            )
+        return expired
+
+    report.snapshots_expired = run("expire_snapshots", expire)
+    run("cleanup_old_files", lambda: cleanup(grace))
+
+    report.orphaned_files_deleted = run("delete_orphaned_files", orphans)
+    return finish()
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When the consumer runs a pass on its own (between batches) and with what limits."""
+
+    every_s: float
+    retention: timedelta
+    grace: timedelta
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Schedule | None:
+        """The configured schedule, or None when `lake_maintenance_every_s` is 0 (off)."""
+        if settings.lake_maintenance_every_s <= 0:
+            return None
+        return cls(
+            every_s=float(settings.lake_maintenance_every_s),
+            retention=parse_duration(settings.lake_snapshot_retention),
+            grace=parse_duration(settings.lake_file_grace),
+        )

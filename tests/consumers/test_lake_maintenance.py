@@ -1,0 +1,261 @@
+"""Lake maintenance on a real DuckLake under traffic: small commits merged into a bounded number
+of files, content and row ids unchanged, readers and the consumer running meanwhile, orphans
+deleted only when old, and the consumer's id indexes recovering without a rebuild."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import random
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from consumers.pipeline import Pipeline, RawMessage
+from consumers.sink import ANALYTIC_TABLES, LakeSink, content_hashes
+from croupier import lake as lakes
+from croupier import maintenance
+from croupier.cli import main
+from tests.consumers.helpers import night
+
+# The bound a pass leaves: the latest snapshot reads at most this many files per table (one
+# per DuckLake target file size, 512 MiB: one here), and no other file stays on disk.
+FILES_PER_TABLE = 1
+
+
+def _messages(count: int | None = None) -> list[RawMessage]:
+    sim = night(tables=2, hours=1.5, seed=11).messages
+    return [
+        RawMessage(value=m.value, key=m.key.encode(), topic="t", partition=0, offset=i)
+        for i, m in enumerate(sim[:count])
+    ]
+
+
+def _consume(pipeline: Pipeline, messages: list[RawMessage], rng: random.Random) -> int:
+    commits = position = 0
+    while position < len(messages):
+        size = rng.randint(50, 300)
+        pipeline.handle(messages[position : position + size])
+        position += size
+        commits += 1
+    pipeline.flush()
+    return commits
+
+
+def _rows_by_rowid(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """A hash of (rowid, row) of every table: equal iff no row moved to another rowid."""
+    out = {}
+    for table in (*ANALYTIC_TABLES, "consumer_offsets", "table_state"):
+        row = con.execute(
+            f"SELECT count(*), md5(coalesce(string_agg(CAST(rowid AS VARCHAR) || ':' || "
+            f"CAST(t AS VARCHAR), chr(10) ORDER BY rowid), '')) FROM {table} t"
+        ).fetchone()
+        out[table] = f"{row[0]}:{row[1]}" if row else ""
+    return out
+
+
+def _live_files(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    rows = con.execute(
+        "SELECT t.table_name, count(*) FROM __ducklake_metadata_lake.ducklake_data_file f "
+        "JOIN __ducklake_metadata_lake.ducklake_table t USING (table_id) "
+        "WHERE f.end_snapshot IS NULL AND t.end_snapshot IS NULL GROUP BY 1"
+    ).fetchall()
+    return {str(t): int(n) for t, n in rows}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Content of the lake the same messages make in a few large batches, never maintained."""
+    root = tmp_path_factory.mktemp("reference") / "lake"
+    sink = LakeSink(lakes.Lake(root=root))
+    pipeline = Pipeline(sink)
+    messages = _messages()
+    for position in range(0, len(messages), 5_000):
+        pipeline.handle(messages[position : position + 5_000])
+    pipeline.close()
+    try:
+        return content_hashes(sink.con)
+    finally:
+        sink.close()
+
+
+def test_maintenance_under_traffic_bounds_files_and_keeps_everything(
+    tmp_path: Path, reference: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="consumers.event_index")
+    store = lakes.Lake(root=tmp_path / "lake")
+    messages = _messages()
+    first, second, third = (
+        messages[: len(messages) // 3],
+        messages[len(messages) // 3 : 2 * len(messages) // 3],
+        messages[2 * len(messages) // 3 :],
+    )
+    rng = random.Random(5)
+    sink = LakeSink(store)
+    # The consumer maintains on its own too, every second (between batches, on its commit
+    # thread), beside the passes another process runs below.
+    pipeline = Pipeline(
+        sink,
+        maintenance=maintenance.Schedule(
+            every_s=1.0, retention=timedelta(0), grace=timedelta(seconds=1)
+        ),
+    )
+    commits = _consume(pipeline, first, rng)
+    files_first_third = maintenance.data_files(store).files
+
+    # A reader polling the lake read-only, and passes from another connection, while the
+    # consumer commits the second third.
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    reports: list[maintenance.MaintenanceReport] = []
+    seen: list[int] = []
+
+    def reader() -> None:
+        try:
+            con = lakes.connect(store, read_only=True)
+            try:
+                while not stop.is_set():
+                    (n,) = con.execute("SELECT count(*) FROM events").fetchone() or (0,)
+                    con.execute("SELECT sum(wager_cents) FROM settlements").fetchall()
+                    seen.append(int(n))
+            finally:
+                con.close()
+        except BaseException as exc:
+            errors.append(exc)
+
+    def maintainer() -> None:
+        try:
+            con = lakes.connect(store)
+            try:
+                while not stop.is_set():
+                    # Busy: the consumer's own pass is running.
+                    with contextlib.suppress(maintenance.MaintenanceBusy):
+                        reports.append(
+                            maintenance.maintain(
+                                con, store, retention=timedelta(0), grace=timedelta(seconds=1)
+                            )
+                        )
+                    time.sleep(0.3)
+            finally:
+                con.close()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader), threading.Thread(target=maintainer)]
+    for thread in threads:
+        thread.start()
+    try:
+        commits += _consume(pipeline, second, rng)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=120)
+    assert not errors, errors
+    assert reports and sum(r.files_merged for r in reports) > 0
+    assert pipeline.maintenance_reports, "the consumer ran no pass of its own"
+    assert seen == sorted(seen), "a reader saw rows disappear"
+    pipeline.close()  # persists the id indexes: their watermark is the latest snapshot
+
+    # A final pass at rest: files down to the bound, content and row ids unchanged.
+    before_rows = _rows_by_rowid(sink.con)
+    before_hashes = content_hashes(sink.con)
+    time.sleep(1.1)  # past the grace: the files earlier passes merged away go now
+    started = time.monotonic()
+    report = maintenance.maintain(sink.con, store, retention=timedelta(0), grace=timedelta(0))
+    elapsed = time.monotonic() - started
+    live = _live_files(sink.con)
+    on_disk = maintenance.data_files(store)
+    print(
+        f"\n{commits} commits: {files_first_third} files on disk after the first third; "
+        f"final pass {elapsed:.2f} s: {report.before.files} -> {on_disk.files} files "
+        f"({report.before.bytes} -> {on_disk.bytes} bytes), live {live}, "
+        f"{report.snapshots_expired} snapshots expired, pinned at {report.pinned_at}"
+    )
+    assert max(live.values()) <= FILES_PER_TABLE
+    assert on_disk.files == sum(live.values())
+    assert _rows_by_rowid(sink.con) == before_rows
+    assert content_hashes(sink.con) == before_hashes
+    # Expiry stopped at the indexes' watermark: their snapshot and the later ones remain.
+    watermarks = maintenance.index_watermarks(store.root)
+    assert set(watermarks) == {"event_index", "round_index"}
+    assert report.oldest_snapshot_kept == min(watermarks.values())
+    sink.close()
+
+    # Restart: the indexes recover from their manifests (no rebuild) and the last third
+    # brings no false duplicate: the content equals the never-maintained lake's.
+    caplog.clear()
+    sink = LakeSink(store)
+    pipeline = Pipeline(sink)
+    rebuilt = [r for r in caplog.records if "rebuilding" in r.getMessage()]
+    assert not rebuilt, [r.getMessage() for r in rebuilt]
+    commits += _consume(pipeline, third, rng)
+    pipeline.close()
+    assert not [r for r in caplog.records if "rebuilding" in r.getMessage()]
+    assert content_hashes(sink.con) == reference
+    sink.close()
+
+
+def _small_lake(root: Path) -> lakes.Lake:
+    store = lakes.Lake(root=root)
+    con = lakes.connect(store, create=True)
+    try:
+        con.execute("CREATE TABLE t (a INTEGER, s VARCHAR)")
+        for i in range(40):
+            con.execute(f"INSERT INTO t SELECT range + {i * 100}, 'x' FROM range(50)")
+    finally:
+        con.close()
+    return store
+
+
+def test_orphans_are_deleted_only_when_old(tmp_path: Path) -> None:
+    store = _small_lake(tmp_path / "lake")
+    folder = store.data_path / "main" / "t"
+    old = folder / "ducklake-killed-writer.parquet"
+    fresh = folder / "ducklake-live-writer.parquet"
+    old.write_bytes(b"PAR1 left by a killed writer")
+    fresh.write_bytes(b"PAR1 about to be committed")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    con = lakes.connect(store)
+    try:
+        report = maintenance.maintain(
+            con, store, retention=timedelta(days=7), grace=timedelta(hours=1)
+        )
+        assert report.orphaned_files_deleted == 1
+        assert not old.exists() and fresh.exists()
+        # Nothing is a day old: no snapshot expired; the merged-away files wait for the grace.
+        assert report.snapshots_expired == 0
+        assert report.obsolete_files_deferred == report.files_merged > 0
+        assert con.execute("SELECT count(*), sum(a) FROM t").fetchone() == (2000, 3949000)
+    finally:
+        con.close()
+
+
+def test_cli_maintain(tmp_path: Path) -> None:
+    store = _small_lake(tmp_path / "lake")
+    runner = CliRunner()
+    args = ["lake", "maintain", "--lake", str(store.root), "--retention", "0 s", "--grace", "0s"]
+    result = runner.invoke(main, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["before"]["files"] == 40
+    assert report["after"]["files"] == report["live_files_after"] == 1
+    assert report["snapshots_expired"] > 0
+
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "files:" in result.output and "snapshots:" in result.output
+
+    with maintenance.maintenance_lock(store.root):
+        result = runner.invoke(main, args)
+    assert result.exit_code == 3
+    assert runner.invoke(main, [*args[:-2], "--grace", "soon"]).exit_code == 2
+    missing = runner.invoke(main, ["lake", "maintain", "--lake", str(tmp_path / "none")])
+    assert missing.exit_code == 1
