@@ -42,11 +42,16 @@ class Lake:
     def exists(self) -> bool:
         return self.catalog.is_file()
 
-    def attach_sql(self, *, alias: str = LAKE_ALIAS, read_only: bool = False) -> str:
-        """The ATTACH statement for this lake (also used verbatim by the dbt profile)."""
+    def attach_sql(
+        self, *, alias: str = LAKE_ALIAS, read_only: bool = False, snapshot: int | None = None
+    ) -> str:
+        """The ATTACH statement for this lake (also used verbatim by the dbt profile); with
+        `snapshot`, pinned at that snapshot id (DuckLake's `SNAPSHOT_VERSION`)."""
         options = [f"DATA_PATH '{_quote(str(self.data_path.resolve()))}/'"]
         if read_only:
             options.append("READ_ONLY")
+        if snapshot is not None:
+            options.append(f"SNAPSHOT_VERSION {int(snapshot)}")
         return (
             f"ATTACH 'ducklake:sqlite:{_quote(str(self.catalog.resolve()))}' AS {alias} "
             f"({', '.join(options)})"

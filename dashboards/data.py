@@ -1,8 +1,11 @@
 """Every query the dashboards run, as typed functions over the marts (and, for a round's events,
 the lake), with parameterized SQL only: user input reaches DuckDB as parameters, never as text.
 
-One read-only DuckDB instance per marts store is kept (attaching DuckLake costs ~0.3 s); each
-query runs on a fresh cursor of its own, closed at once, and sees the store's latest snapshot.
+One read-only DuckDB instance per published build of a marts store is kept (attaching DuckLake
+costs ~0.3 s), the marts attached pinned at the snapshot that build published
+(`<marts>/published.json`, croupier/commands/build.py): the pages show the last successful build,
+whole, never a build half done or one that failed. Each query runs on a fresh cursor of its own,
+closed at once.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ import streamlit as st
 from dashboards import acks
 from dashboards.rule_texts import text_of
 
-# Results are cached this long; the cache key also holds the marts catalog's modification time,
-# so a finished `croupier build` shows at once.
+# Results are cached this long; the cache key also holds the published marts snapshot (read from
+# the small pointer file on each query), so a newly published build shows at once.
 TTL_SECONDS = 60
 MAX_SEARCH = 100  # longest round id or text a user may search for
 CHART_POINTS = 400  # meter points per table drawn over any date range
@@ -100,8 +103,11 @@ class FilterOptions:
 
 @dataclass(frozen=True, kw_only=True)
 class BuildInfo:
+    """The build the pages show."""
+
     finished_at: datetime
     lake_snapshot_id: int
+    marts_snapshot_id: int | None  # None: no build published, the latest snapshot is shown
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,35 +137,52 @@ class Round:
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
-def _database(marts: str, lake: str | None, identity: tuple[int, int]) -> duckdb.DuckDBPyConnection:
-    """The read-only DuckDB instance of one marts store (`identity` = the catalog's device and
-    inode, so a store deleted and made again gets a new instance)."""
+def _database(
+    marts: str, lake: str | None, identity: tuple[int, int], snapshot: int | None
+) -> duckdb.DuckDBPyConnection:
+    """The read-only DuckDB instance of one marts store at one published snapshot (`identity`
+    = the catalog's device and inode, so a store deleted and made again gets a new instance;
+    `snapshot` None: no build published, the latest snapshot)."""
     from croupier import lake as lakes
     from croupier.commands.build import connect_marts
 
     con = connect_marts(
-        Path(marts), lake=lakes.Lake(root=Path(lake)) if lake else None, read_only=True
+        Path(marts),
+        lake=lakes.Lake(root=Path(lake)) if lake else None,
+        snapshot=snapshot,
+        latest=snapshot is None,
     )
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET parquet_metadata_cache = true")  # the same files, read by every page
     return con
 
 
-def _version(store: Store) -> tuple[int, int, int]:
+# (device, inode, published snapshot or -1, catalog mtime when nothing is published else 0)
+Version = tuple[int, int, int, int]
+
+
+def _version(store: Store) -> Version:
+    """What the marts show now: the published build's snapshot (a pointer file of ~300 bytes,
+    read on every query), or for marts no build published, the catalog's modification time."""
+    from croupier.commands.build import published_build
+
     try:
         stat = store.catalog.stat()
     except FileNotFoundError:
         raise NoMarts(f"no marts at {store.marts}: run `croupier build`") from None
+    published = published_build(store.marts)
+    if published is not None:
+        return stat.st_dev, stat.st_ino, published.marts_snapshot_id, 0
     wal = store.catalog.with_name("catalog.sqlite-wal")
     mtime = max(stat.st_mtime_ns, wal.stat().st_mtime_ns if wal.exists() else 0)
-    return stat.st_dev, stat.st_ino, mtime
+    return stat.st_dev, stat.st_ino, -1, mtime
 
 
 @st.cache_data(ttl=TTL_SECONDS, max_entries=512, show_spinner=False)
 def _cached_frame(
-    marts: str, lake: str | None, version: tuple[int, int, int], sql: str, params: tuple[Any, ...]
+    marts: str, lake: str | None, version: Version, sql: str, params: tuple[Any, ...]
 ) -> pd.DataFrame:
-    con = _database(marts, lake, version[:2])
+    con = _database(marts, lake, version[:2], version[2] if version[2] >= 0 else None)
     cursor = con.cursor()
     try:
         cursor.execute("USE marts")
@@ -186,10 +209,12 @@ _NULLABLE_INTS = {
 }  # fmt: skip
 
 
-def _frame(sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
+def _frame(sql: str, params: Sequence[Any] = (), *, version: Version | None = None) -> pd.DataFrame:
     store = current_store()
     lake = str(store.lake) if store.lake is not None else None
-    return _cached_frame(str(store.marts), lake, _version(store), sql, tuple(params))
+    if version is None:
+        version = _version(store)
+    return _cached_frame(str(store.marts), lake, version, sql, tuple(params))
 
 
 def _where(
@@ -234,10 +259,13 @@ def filter_options() -> FilterOptions:
 
 
 def build_info() -> BuildInfo | None:
-    """When the marts were last built and from which lake snapshot."""
+    """The build the pages show (the published one): when it finished and from which lake
+    snapshot, read from `build_log` at the very snapshot the pages query."""
+    version = _version(current_store())
     try:
         row = _frame(
-            "SELECT finished_at, lake_snapshot_id FROM build_log ORDER BY finished_at DESC LIMIT 1"
+            "SELECT finished_at, lake_snapshot_id FROM build_log ORDER BY finished_at DESC LIMIT 1",
+            version=version,
         )
     except duckdb.CatalogException:  # marts built by `dbt build` directly keep no log
         return None
@@ -246,6 +274,7 @@ def build_info() -> BuildInfo | None:
     return BuildInfo(
         finished_at=pd.Timestamp(row.at[0, "finished_at"]).to_pydatetime(),
         lake_snapshot_id=int(row.at[0, "lake_snapshot_id"]),
+        marts_snapshot_id=version[2] if version[2] >= 0 else None,
     )
 
 

@@ -66,11 +66,17 @@ def options_or_stop() -> data.FilterOptions:
 
 
 def build_caption() -> None:
+    """Which build the page shows: the last successful one (its marts snapshot), whole."""
     info = data.build_info()
     if info is not None:
+        shown = (
+            f"marts snapshot {info.marts_snapshot_id}"
+            if info.marts_snapshot_id is not None
+            else "latest marts snapshot: no build published yet"
+        )
         st.caption(
             f"Marts built {info.finished_at:%Y-%m-%d %H:%M} UTC from lake snapshot "
-            f"{info.lake_snapshot_id}. Money in soles (S/); times in UTC."
+            f"{info.lake_snapshot_id} ({shown}). Money in soles (S/); times in UTC."
         )
 
 

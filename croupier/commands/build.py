@@ -2,6 +2,9 @@
 
 The marts live in their own DuckLake store (default `<lake's parent>/marts`), so dashboards and
 analysts read them while dbt writes and while the consumer writes the lake (dbt_project/README.md).
+dbt commits model by model; readers never see that: a successful build publishes the marts
+snapshot it ended at in `<marts>/published.json`, and every reader attaches the marts pinned at
+the published snapshot, so a failed or killed build changes nothing a reader sees.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -24,8 +27,10 @@ from croupier import lake as lakes
 PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_project"
 MARTS_ALIAS = "marts"
 BUILD_LOG = "build_log"
-# Marts snapshots older than this are expired after a build; a reader's query never lasts as
-# long, so no reader loses the files of the snapshot it is reading.
+# The pointer to the last successful build's marts snapshot, the one every reader attaches.
+PUBLISHED = "published.json"
+# Marts snapshots older than this are expired after a build, except every snapshot published
+# within it (_expire_snapshots); a reader's query never lasts as long.
 KEEP_SNAPSHOTS = "1 hour"
 
 
@@ -53,18 +58,86 @@ def marts_store(path: Path) -> lakes.Lake:
     return lakes.Lake(root=path)
 
 
-def connect_marts(
-    marts: Path, *, lake: lakes.Lake | None = None, read_only: bool = True
-) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection with the marts attached as `marts` and in use (read-only by default).
+@dataclass(frozen=True, kw_only=True)
+class PublishedBuild:
+    """The last successful build of a marts store, as `<marts>/published.json` says: readers
+    see the marts at `marts_snapshot_id`, where its `build_log` row is the latest."""
 
-    With `lake`, the lake is attached read-only too, as `lake`, so the staging views resolve.
+    marts_snapshot_id: int
+    started_at: datetime
+    finished_at: datetime
+    seconds: float
+    lake_path: str
+    lake_created_at: datetime
+    lake_snapshot_id: int
+    full_refresh: bool
+
+
+def published_build(marts: Path) -> PublishedBuild | None:
+    """The published build, or None: no build published yet, or marts written by an older
+    version or by `dbt build` run directly (readers then see the latest snapshot)."""
+    try:
+        raw = json.loads((marts / PUBLISHED).read_text())
+    except FileNotFoundError:
+        return None
+    return PublishedBuild(
+        marts_snapshot_id=int(raw["marts_snapshot_id"]),
+        started_at=datetime.fromisoformat(raw["started_at"]),
+        finished_at=datetime.fromisoformat(raw["finished_at"]),
+        seconds=float(raw["seconds"]),
+        lake_path=str(raw["lake_path"]),
+        lake_created_at=datetime.fromisoformat(raw["lake_created_at"]),
+        lake_snapshot_id=int(raw["lake_snapshot_id"]),
+        full_refresh=bool(raw["full_refresh"]),
+    )
+
+
+def _publish(marts: Path, build: PublishedBuild) -> None:
+    """Replace the pointer atomically: a reader reads the old file or the new one, whole, and
+    after a crash the file on disk is one of the two (written, synced, renamed, dir synced)."""
+    path = marts / PUBLISHED
+    fields = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in asdict(build).items()}
+    tmp = path.with_name(f".{PUBLISHED}.{os.getpid()}.tmp")
+    with tmp.open("w") as file:
+        file.write(json.dumps(fields, indent=2) + "\n")
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(tmp, path)
+    folder = os.open(marts, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+def connect_marts(
+    marts: Path,
+    *,
+    lake: lakes.Lake | None = None,
+    read_only: bool = True,
+    snapshot: int | None = None,
+    latest: bool = False,
+) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with the marts attached as `marts` and in use, read-only by default.
+
+    Read-only, the marts are pinned at the published build's snapshot (`published.json`), or at
+    `snapshot`: the connection shows the marts of the last successful build, whole, for as long
+    as it stays open, whatever builds run or fail meanwhile. Marts no build published (older
+    versions, plain `dbt build`) are read at their latest snapshot. `latest=True`, or
+    `read_only=False` (the writer), attach the latest snapshot: what dbt left, a failed build's
+    half included. With `lake`, the lake is attached read-only too, as `lake`, so the staging
+    views resolve.
     """
     store = marts_store(marts)
     if not store.exists:
         raise lakes.LakeError(f"no marts at {marts}: run `croupier build` first")
+    if not read_only or latest:
+        snapshot = None
+    elif snapshot is None:
+        published = published_build(marts)
+        snapshot = published.marts_snapshot_id if published is not None else None
     attach = [lake.attach_sql(read_only=True)] if lake is not None else []
-    attach.append(store.attach_sql(alias=MARTS_ALIAS, read_only=read_only))
+    attach.append(store.attach_sql(alias=MARTS_ALIAS, read_only=read_only, snapshot=snapshot))
     return lakes.open_session(attach, use=MARTS_ALIAS)
 
 
@@ -78,23 +151,26 @@ class LakeState:
     """The lake as one build reads it."""
 
     snapshot_id: int
-    created_at: datetime  # time of the lake's first snapshot: tells a recreated lake apart
+    created_at: datetime  # the lake's creation (consumers.binding): tells a recreated lake apart
     max_row_ids: dict[str, int]  # per source table, at `snapshot_id`
 
 
-def project_fingerprint() -> str:
+def project_fingerprint(project_dir: Path = PROJECT_DIR) -> str:
     """A hash of everything in dbt_project/ that dbt reads (models, macros, tests, seeds,
     configuration): unit tests and seeds depend on nothing else."""
     digest = hashlib.sha256()
-    for path in sorted(PROJECT_DIR.rglob("*")):
-        parts = path.relative_to(PROJECT_DIR).parts
+    for path in sorted(project_dir.rglob("*")):
+        parts = path.relative_to(project_dir).parts
         if path.is_file() and parts[0] not in ("target", "logs", "scripts"):
             digest.update("/".join(parts).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
-def _lake_state(lake: lakes.Lake) -> LakeState:
+def _lake_state(lake: lakes.Lake, at: int | None = None) -> LakeState:
+    """The lake at its latest snapshot, or at snapshot `at`."""
+    from consumers.binding import identity
+
     con = lakes.connect(lake, read_only=True)
     try:
         row = con.execute(
@@ -102,7 +178,10 @@ def _lake_state(lake: lakes.Lake) -> LakeState:
         ).fetchone()
         if row is None or row[0] is None:
             raise lakes.LakeError(f"the lake at {lake.root} has no snapshot")
-        snapshot = int(row[0])
+        if at is not None and not 0 <= at <= int(row[0]):
+            raise lakes.LakeError(f"the lake at {lake.root} has no snapshot {at}")
+        snapshot = int(row[0]) if at is None else at
+        created = identity(con)  # min(snapshot_time) moves once old snapshots are expired
         max_row_ids = {}
         for table in SOURCES:
             found = con.execute(
@@ -112,7 +191,11 @@ def _lake_state(lake: lakes.Lake) -> LakeState:
             max_row_ids[table] = int(found[0]) if found else -1
     finally:
         con.close()
-    return LakeState(snapshot_id=snapshot, created_at=row[1], max_row_ids=max_row_ids)
+    return LakeState(
+        snapshot_id=snapshot,
+        created_at=created[1] if created is not None else row[1],
+        max_row_ids=max_row_ids,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,9 +209,11 @@ class LastBuild:
 
 
 def _last_build(marts: Path) -> LastBuild | None:
+    """From the latest `build_log` row (the writer's view: a build that logged its row but died
+    before publishing still counts, since the marts hold what it built)."""
     if not marts_store(marts).exists:
         return None
-    con = connect_marts(marts)
+    con = connect_marts(marts, latest=True)
     try:
         cursor = con.execute(f"SELECT * FROM {BUILD_LOG} ORDER BY finished_at DESC LIMIT 1")
         row = cursor.fetchone()
@@ -151,10 +236,12 @@ def _last_build(marts: Path) -> LastBuild | None:
 def _record_build(
     marts: Path, lake: lakes.Lake, state: LakeState, *, full_refresh: bool, started: datetime,
     seconds: float, project: str,
-) -> None:  # fmt: skip
+) -> PublishedBuild:  # fmt: skip
     """Append the build to `marts.main.build_log` (readers see which snapshot the marts show,
-    the next build which rows are tested), then expire old marts snapshots and delete the
-    files nothing references any more."""
+    the next build which rows are tested), publish the snapshot that commit made (readers
+    switch to it), then expire old marts snapshots and delete the files nothing references."""
+    previous = published_build(marts)
+    finished = datetime.now().astimezone()
     con = connect_marts(marts, read_only=False)
     try:
         con.execute(
@@ -166,22 +253,52 @@ def _record_build(
         for column in ("tested_up_to", "project"):  # logs of earlier versions lack them
             con.execute(f"ALTER TABLE {BUILD_LOG} ADD COLUMN IF NOT EXISTS {column} VARCHAR")
         con.execute(
-            f"INSERT INTO {BUILD_LOG} VALUES (?, now(), ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO {BUILD_LOG} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                started, seconds, str(lake.root.resolve()), state.created_at, state.snapshot_id,
-                full_refresh, json.dumps(state.max_row_ids, sort_keys=True), project,
+                started, finished, seconds, str(lake.root.resolve()), state.created_at,
+                state.snapshot_id, full_refresh, json.dumps(state.max_row_ids, sort_keys=True),
+                project,
             ],
         )  # fmt: skip
-        con.execute(
-            f"CALL ducklake_expire_snapshots('{MARTS_ALIAS}', "
-            f"older_than => now() - INTERVAL '{KEEP_SNAPSHOTS}')"
-        )
-        con.execute(
-            f"CALL ducklake_cleanup_old_files('{MARTS_ALIAS}', "
-            f"older_than => now() - INTERVAL '{KEEP_SNAPSHOTS}')"
-        )
+        # one writer at a time: the latest snapshot is the one the insert just committed
+        row = con.execute(f"FROM {MARTS_ALIAS}.current_snapshot()").fetchall()
+        build = PublishedBuild(
+            marts_snapshot_id=int(row[0][0]), started_at=started, finished_at=finished,
+            seconds=seconds, lake_path=str(lake.root.resolve()),
+            lake_created_at=state.created_at, lake_snapshot_id=state.snapshot_id,
+            full_refresh=full_refresh,
+        )  # fmt: skip
+        _publish(marts, build)
+        _expire_snapshots(con, keep_from=previous.marts_snapshot_id if previous else None)
     finally:
         con.close()
+    return build
+
+
+def _expire_snapshots(con: duckdb.DuckDBPyConnection, *, keep_from: int | None) -> None:
+    """Expire the marts snapshots no reader can hold, then delete files expired long enough.
+
+    A reader holds a published snapshot: the one just published, the one before it (a reader
+    read the pointer before it changed: `keep_from`), or an older one it attached while that
+    was published, within the last KEEP_SNAPSHOTS. So a snapshot is expired only when it is
+    older than KEEP_SNAPSHOTS, older than the build that was published KEEP_SNAPSHOTS ago (its
+    snapshot was committed after that build's `finished_at`), and below `keep_from`.
+    """
+    keep = f"now() - INTERVAL '{KEEP_SNAPSHOTS}'"
+    found = con.execute(
+        f"""
+        SELECT list(snapshot_id ORDER BY snapshot_id) FROM {MARTS_ALIAS}.snapshots()
+        WHERE snapshot_time < coalesce(
+                  (SELECT max(finished_at) FROM {BUILD_LOG} WHERE finished_at <= {keep}), {keep})
+          AND snapshot_time < {keep}
+          AND snapshot_id < ?
+        """,
+        [keep_from if keep_from is not None else 2**62],
+    ).fetchall()
+    expired = found[0][0] if found and found[0][0] else []
+    if expired:
+        con.execute(f"CALL ducklake_expire_snapshots('{MARTS_ALIAS}', versions => ?)", [expired])
+    con.execute(f"CALL ducklake_cleanup_old_files('{MARTS_ALIAS}', older_than => {keep})")
 
 
 def dbt_command() -> list[str]:
@@ -200,28 +317,33 @@ def build_marts(
     select: str | None = None,
     command: str = "build",
     quiet: bool = False,
+    lake_snapshot: int | None = None,
+    project_dir: Path = PROJECT_DIR,
 ) -> BuildResult:
-    """Run `dbt <command>` (build: seeds, models, tests) on the lake pinned at its current
-    snapshot, into the marts store. A lake that was replaced since the last build, or
-    `full_refresh`, rebuilds the incremental models from scratch."""
+    """Run `dbt <command>` (build: seeds, models, tests) of `project_dir` on the lake pinned at
+    its current snapshot (or `lake_snapshot`), into the marts store, and publish the marts to
+    readers if it passed. A lake that was replaced since the last build, or `full_refresh`,
+    rebuilds the incremental models from scratch."""
     if not lake.exists:
         raise lakes.LakeError(
             f"no lake at {lake.root}: run `croupier lake init` or `croupier demo`"
         )
-    state = _lake_state(lake)
-    project = project_fingerprint()
+    state = _lake_state(lake, lake_snapshot)
+    project = project_fingerprint(project_dir)
     last = _last_build(marts)
     if last is not None and (
         last.lake_created_at != state.created_at or last.lake_snapshot_id > state.snapshot_id
     ):
         full_refresh = True  # the watermarks in the marts belong to another lake
     marts.mkdir(parents=True, exist_ok=True)
+    if not marts_store(marts).exists:  # a pointer left from a deleted store points at nothing
+        (marts / PUBLISHED).unlink(missing_ok=True)
     work = marts.resolve() / "_dbt"
     args = [
         *dbt_command(),
         command,
-        "--project-dir", str(PROJECT_DIR),
-        "--profiles-dir", str(PROJECT_DIR),
+        "--project-dir", str(project_dir),
+        "--profiles-dir", str(project_dir),
         "--target-path", str(work / "target"),
         "--log-path", str(work / "logs"),
     ]  # fmt: skip
@@ -303,8 +425,10 @@ def build(
     Runs `dbt build` (seeds, models, generic, singular and unit tests) of dbt_project/ on the
     lake pinned at its current snapshot, so the whole build sees one consistent state while the
     consumer keeps writing. Incremental models only read rows new since the last build; a lake
-    created anew since then triggers a full refresh. Readers can query the marts meanwhile:
-    `croupier sql` on the marts, or `duckdb` with `ATTACH 'ducklake:sqlite:<marts>/catalog.sqlite'`.
+    created anew since then triggers a full refresh. A build that passes publishes its marts
+    snapshot in <marts>/published.json; readers see that build's marts, whole, meanwhile and
+    after a failed or killed build: `croupier sql --lake <marts>`, the dashboards, or `duckdb`
+    with `ATTACH 'ducklake:sqlite:<marts>/catalog.sqlite' (READ_ONLY, SNAPSHOT_VERSION <id>)`.
     """
     store = lakes.from_settings(lake_path)
     if not store.exists:
