@@ -7,6 +7,7 @@ config, data, log and pid file live under one folder. Used by `croupier kafka` a
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import signal
@@ -14,14 +15,17 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 KEYSTORE_PASSWORD = "croupier-local"  # a local test broker's self-signed key, nothing secret
 LOG4J_VERSION = "2.24.3"
+MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2"
 
 
 class KafkaLocalError(RuntimeError):
@@ -89,15 +93,82 @@ def _require(tool: str, hint: str) -> str:
     return path
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fetch_pinned(broker: LocalBroker, staging: Path) -> bool:
+    """Put the pinned jars of this Kafka version into `staging`: from `~/.m2` when Maven
+    already has them, else straight from Maven Central, 8 at a time, each checked against its
+    pinned SHA-256. False when this version has no pinned list (Maven resolves it instead)."""
+    from croupier.kafka_jars import pinned
+
+    jars = pinned(broker.version, LOG4J_VERSION)
+    if jars is None:
+        return False
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    m2 = Path.home() / ".m2" / "repository"
+
+    def fetch(jar: tuple[str, str, str, str]) -> None:
+        group, artifact, version, sha256 = jar
+        name = f"{artifact}-{version}.jar"
+        where = f"{group.replace('.', '/')}/{artifact}/{version}/{name}"
+        target = staging / name
+        local = m2 / where
+        if local.is_file() and _sha256(local) == sha256:
+            shutil.copyfile(local, target)
+            return
+        with urllib.request.urlopen(f"{MAVEN_CENTRAL}/{where}", timeout=60) as response:
+            data = response.read()
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise KafkaLocalError(f"{MAVEN_CENTRAL}/{where} does not match its pinned SHA-256")
+        target.write_bytes(data)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(fetch, jars))
+    return True
+
+
 def ensure_jars(broker: LocalBroker, *, quiet: bool = True) -> Path:
-    """Fetch the broker's jars with Maven into the cache once; return the lib folder."""
+    """Fetch the broker's jars into the cache once; return the lib folder. A pinned Kafka
+    version (croupier/kafka_jars.py) is downloaded directly; any other, or when that fails
+    (no direct access to Maven Central, say, but a Maven mirror), resolved with Maven."""
     done = broker.lib_dir / ".complete"
     if done.exists():
         return broker.lib_dir
     _require("java", "install a Java 17+ runtime (Debian: openjdk-17-jre-headless)")
-    mvn = _require("mvn", "install Apache Maven (Debian: maven) to fetch the Kafka jars")
     work = broker.lib_dir.parent
     work.mkdir(parents=True, exist_ok=True)
+    staging = work / f"lib.partial-{os.getpid()}"
+    failure: Exception | None = None
+    try:
+        fetched = _fetch_pinned(broker, staging)
+    except (OSError, KafkaLocalError) as exc:  # URLError is an OSError
+        fetched, failure = False, exc
+    if not fetched:
+        shutil.rmtree(staging, ignore_errors=True)
+        if failure is not None and shutil.which("mvn") is None:
+            raise KafkaLocalError(
+                f"could not download the Kafka jars from Maven Central: {failure}"
+            ) from failure
+        _fetch_with_maven(broker, staging, quiet=quiet)
+    if done.exists():  # another process finished first
+        shutil.rmtree(staging, ignore_errors=True)
+        return broker.lib_dir
+    shutil.rmtree(broker.lib_dir, ignore_errors=True)
+    staging.rename(broker.lib_dir)
+    done.write_text(broker.version + "\n")
+    return broker.lib_dir
+
+
+def _fetch_with_maven(broker: LocalBroker, staging: Path, *, quiet: bool) -> None:
+    mvn = _require("mvn", "install Apache Maven (Debian: maven) to fetch the Kafka jars")
+    work = broker.lib_dir.parent
     # Kafka 4 still logs through SLF4J 1.x; its POM does not bring a binding, so we add log4j2's.
     (work / "pom.xml").write_text(
         f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -115,8 +186,6 @@ def ensure_jars(broker: LocalBroker, *, quiet: bool = True) -> Path:
 </project>
 """
     )
-    staging = work / "lib.partial"
-    shutil.rmtree(staging, ignore_errors=True)
     cmd = [
         mvn,
         "-B",
@@ -134,10 +203,6 @@ def ensure_jars(broker: LocalBroker, *, quiet: bool = True) -> Path:
             "Maven could not fetch the Kafka jars (is Maven Central reachable?):\n"
             + "\n".join(tail)
         )
-    shutil.rmtree(broker.lib_dir, ignore_errors=True)
-    staging.rename(broker.lib_dir)
-    done.write_text(broker.version + "\n")
-    return broker.lib_dir
 
 
 def _port_in_use(port: int) -> bool:
@@ -246,12 +311,46 @@ def _self_signed_keystore(broker: LocalBroker) -> Path:
     return keystore
 
 
-def _java_cmd(broker: LocalBroker, main_class: str, *args: str) -> list[str]:
+def _cds_archive(broker: LocalBroker, java: str) -> Path:
+    """Where the broker's class-data-sharing archive lives: one per Kafka version, jars and Java
+    runtime (a runtime or jars that changed get a new archive instead of a refused one)."""
+    java_path = Path(java).resolve()
+    stamps = [str(java_path), str((broker.lib_dir / ".complete").stat().st_mtime_ns)]
+    server = java_path.parent.parent / "lib" / "server"
+    with contextlib.suppress(OSError):
+        stamps += sorted(f"{f.name}:{f.stat().st_mtime_ns}" for f in server.iterdir())
+    digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
+    return broker.lib_dir.parent / f"broker-{digest}.jsa"
+
+
+def _cds_pending(broker: LocalBroker) -> Path:
+    return broker.home / "cds-pending"
+
+
+def _java_cmd(
+    broker: LocalBroker, main_class: str, *args: str, short_lived: bool = False
+) -> list[str]:
+    java = _require("java", "install a Java 17+ runtime (Debian: openjdk-17-jre-headless)")
+    # Class data sharing: the first broker that runs dumps the classes it loaded into an archive
+    # when it exits (`stop` keeps it); every later JVM on these jars maps it and starts on about
+    # 40 % less CPU (the broker: 7 -> 4 s here). A tool that runs for a few seconds (formatting
+    # the storage) gains nothing from the optimising JIT compiler: C1 only.
+    jvm = ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+    archive = _cds_archive(broker, java)
+    if archive.is_file():
+        jvm.append(f"-XX:SharedArchiveFile={archive}")
+    elif main_class == "kafka.Kafka":
+        partial = archive.with_name(f"{archive.name}.{uuid.uuid4().hex[:8]}.partial")
+        _cds_pending(broker).write_text(f"{partial}\n{archive}\n")
+        jvm.append(f"-XX:ArchiveClassesAtExit={partial}")
+    if short_lived:
+        jvm.append("-XX:TieredStopAtLevel=1")
     return [
-        _require("java", "install a Java 17+ runtime (Debian: openjdk-17-jre-headless)"),
+        java,
         "-Xms256m",
         "-Xmx768m",
         "-XX:+UseG1GC",
+        *jvm,
         "-Djava.awt.headless=true",
         f"-Dlog4j2.configurationFile={broker.home / 'log4j2.properties'}",
         "-cp",
@@ -274,6 +373,7 @@ def _format_storage(broker: LocalBroker) -> None:
         cluster_id,
         "-c",
         str(broker.config_file),
+        short_lived=True,
     )
     result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if result.returncode != 0:
@@ -321,6 +421,7 @@ def start(broker: LocalBroker, *, timeout: float = 120.0) -> tuple[int, bool]:
     while time.monotonic() < deadline:
         if process.poll() is not None:
             broker.pid_file.unlink(missing_ok=True)
+            _keep_cds_archive(broker, complete=False)
             tail = broker.log_file.read_text(errors="replace").splitlines()[-20:]
             raise KafkaLocalError(
                 f"the broker exited with code {process.returncode}; last log lines:\n"
@@ -340,17 +441,40 @@ def stop(broker: LocalBroker, *, timeout: float = 30.0) -> bool:
     pid = running_pid(broker)
     if pid is None:
         broker.pid_file.unlink(missing_ok=True)
+        _keep_cds_archive(broker, complete=False)  # it ended without us: no telling how
         return False
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and running_pid(broker) is not None:
         time.sleep(0.2)
-    if running_pid(broker) is not None:
+    killed = running_pid(broker) is not None
+    if killed:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         time.sleep(0.5)
     broker.pid_file.unlink(missing_ok=True)
+    _keep_cds_archive(broker, complete=not killed)
     return True
+
+
+def _keep_cds_archive(broker: LocalBroker, *, complete: bool) -> None:
+    """After a broker that was dumping its class archive exited: keep the archive if the JVM
+    finished writing it (a clean exit), else throw the half-written file away."""
+    # archives of brokers that ended without `stop` (killed, crashed) are never kept: a JVM
+    # writes its archive within seconds of exiting, so an old partial one is litter
+    for litter in broker.lib_dir.parent.glob("broker-*.jsa.*.partial"):
+        with contextlib.suppress(OSError):
+            if time.time() - litter.stat().st_mtime > 600:
+                litter.unlink()
+    try:
+        partial, archive = (Path(line) for line in _cds_pending(broker).read_text().split())
+    except (FileNotFoundError, ValueError):
+        return
+    _cds_pending(broker).unlink(missing_ok=True)
+    if complete and partial.is_file() and partial.stat().st_size > 0:
+        partial.replace(archive)
+    else:
+        partial.unlink(missing_ok=True)
 
 
 def free_port() -> int:

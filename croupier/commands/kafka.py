@@ -28,7 +28,7 @@ def start(timeout: float) -> None:
     begun = time.monotonic()
     try:
         if not (broker.lib_dir / ".complete").exists():
-            click.echo(f"Fetching Kafka {broker.version} jars with Maven (once)...", err=True)
+            click.echo(f"Fetching Kafka {broker.version} jars (once)...", err=True)
         pid, started = kafka_local.start(broker, timeout=timeout)
     except kafka_local.KafkaLocalError as exc:
         raise click.ClickException(str(exc)) from exc
