@@ -65,6 +65,10 @@ class LakeSink:
         # One DuckDB thread: a batch's inserts are small, and the processor's thread needs the
         # other core. On 2 cores this gave 8-10 % more events/s and per CPU-second than two.
         self.con.execute("SET threads = 1")
+        # DuckDB caches the blocks of every file it reads (up to 80 % of RAM): a maintenance
+        # pass reads every small file it merges, and the consumer's RSS grew ~1 MB per 1,000
+        # events for ever (300 MB a simulated day in bench_soak). The consumer re-reads little.
+        self.con.execute("SET enable_external_file_cache = false")
 
         def prepare() -> None:
             create_tables(self.con)

@@ -4,17 +4,16 @@ Every consumer batch is one DuckLake commit, and each commit writes a small Parq
 table it touches (or, under DuckLake's inlining limit, rows in the catalog). `maintain` runs,
 in this order, each step its own short commit (readers and the consumer go on meanwhile):
 
-1. delete the files earlier passes made obsolete (merged away, expired), once every one of them
-   was scheduled for deletion at least `grace` ago (`ducklake_cleanup_old_files`); if some
-   are younger, the pass skips to step 6 (merging or expiring now would schedule new files,
-   and with passes more often than `grace` nothing would ever be old enough to go);
+1. delete the files earlier passes made obsolete (merged away, expired) that were scheduled for
+   deletion at least `grace` ago (what `ducklake_cleanup_old_files` does, by age: see
+   `cleanup`);
 2. flush inlined rows into Parquet (`ducklake_flush_inlined_data`);
 3. merge each table's small files into files of up to DuckLake's target size
    (`ducklake_merge_adjacent_files`): row ids, time travel and change feeds are kept, the
    merged file records which snapshot inserted each row; the old files become obsolete;
 4. expire the snapshots older than `retention`, except the ones an id index still needs
    (see below): time travel to them is gone afterwards (`ducklake_expire_snapshots`);
-5. step 1 again (files scheduled long ago by a pass that ended early);
+5. step 1 again (with `grace` 0, the files this pass made obsolete would go at once);
 6. delete orphaned files (in the data folder but in no snapshot: a killed writer's leftovers)
    whose mtime is at least `grace` old, so a file a live writer is about to commit is never
    touched (`ducklake_delete_orphaned_files`).
@@ -39,6 +38,7 @@ import fcntl
 import json
 import logging
 import os
+import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -55,7 +55,14 @@ log = logging.getLogger("croupier.maintenance")
 LOCK = "maintenance.lock"
 # How many snapshot ids one expiry call names (a SQL list literal).
 EXPIRE_CHUNK = 20_000
-ATTEMPTS = 30
+# A step meeting other writers' commits is run again for up to RETRY_FOR_S: beside a consumer
+# committing every 0.1 s and another pass, 30 tries over ~45 s were not always enough.
+ATTEMPTS = 200
+RETRY_FOR_S = 180.0
+# What another writer's commit does to a step (seen under 2,000 commits with passes beside
+# them): the catalog locked, a DuckLake conflict, the transaction aborted by either (DuckDB
+# then raises it wrapped in other types).
+TRANSIENT = ("database is locked", "onflict", "aborted")
 # The id indexes' manifests (consumers.event_index): format tag and file name.
 INDEX_FORMAT = "croupier-event-index"
 INDEX_MANIFEST = "manifest.json"
@@ -92,7 +99,6 @@ class MaintenanceReport:
     pinned_by: str | None = None  # the index directory holding it
     obsolete_files_deleted: int = 0
     obsolete_files_deferred: int = 0  # scheduled less than `grace` ago: the next pass
-    waited_for_grace: bool = False  # so this pass neither merged nor expired anything
     orphaned_files_deleted: int = 0
     retries: int = 0
     seconds: float = 0.0
@@ -201,18 +207,22 @@ def _maintain(
 
     def run(step: str, action: Callable[[], T]) -> T:
         t0 = time.monotonic()
-        for attempt in range(ATTEMPTS):
+        for attempt in range(ATTEMPTS):  # about RETRY_FOR_S at most
             try:
                 result = action()
                 break
             except duckdb.Error as exc:
                 text = str(exc)
-                busy = "database is locked" in text or isinstance(exc, duckdb.TransactionException)
-                if not busy or attempt == ATTEMPTS - 1:
+                busy = isinstance(exc, duckdb.TransactionException) or any(
+                    sign in text for sign in TRANSIENT
+                )
+                if not busy or attempt == ATTEMPTS - 1 or time.monotonic() - t0 > RETRY_FOR_S:
                     raise
+                with contextlib.suppress(duckdb.Error):  # a failed commit leaves it aborted
+                    con.execute("ROLLBACK")
                 report.retries += 1
                 log.debug("lake maintenance: %s met a concurrent commit, again: %s", step, exc)
-                sleep(min(2.0, 0.05 * 1.5**attempt))
+                sleep(min(2.0, 0.05 * 1.5**attempt) * random.uniform(0.5, 1.5))
         report.steps[step] = round(report.steps.get(step, 0.0) + time.monotonic() - t0, 3)
         return result
 
@@ -223,26 +233,31 @@ def _maintain(
         return int(rows[0][0])
 
     def cleanup(older_than: timedelta) -> None:
-        # Not DuckLake's `older_than`: on a SQLite catalog it compares the times as text and
-        # deleted files scheduled a second before (DuckLake 1.0). All or nothing instead;
-        # a pass that finds files scheduled less than `grace` ago schedules no more (below).
-        rows = con.execute(
-            f"SELECT count(*), count(*) FILTER (WHERE CAST(schedule_start AS TIMESTAMPTZ) "
-            f"> now() - to_microseconds(?)) FROM {meta}.ducklake_files_scheduled_for_deletion",
+        # Not `ducklake_cleanup_old_files(older_than => ...)`: on a SQLite catalog it compares
+        # the times as text and deleted files scheduled a second before (DuckLake 1.0). The
+        # same work by age, read with typed times: the catalog rows of the files scheduled
+        # `older_than` ago go first (one statement), then the files; a crash in between leaves
+        # only unreferenced files, which the orphan step deletes once they are `grace` old.
+        scheduled = f"{meta}.ducklake_files_scheduled_for_deletion"
+        old = con.execute(
+            f"SELECT data_file_id, path, path_is_relative FROM {scheduled} "
+            "WHERE CAST(schedule_start AS TIMESTAMPTZ) <= now() - to_microseconds(?)",
             [int(older_than.total_seconds() * 1e6)],
         ).fetchall()
-        scheduled, recent = int(rows[0][0]), int(rows[0][1] or 0)
-        if scheduled == 0:
-            report.obsolete_files_deferred = 0
-            return
-        if recent:
-            report.obsolete_files_deferred = scheduled
-            return
-        deleted = con.execute(
-            f"CALL ducklake_cleanup_old_files('{name}', cleanup_all => true)"
-        ).fetchall()
-        report.obsolete_files_deleted += len(deleted)
-        report.obsolete_files_deferred = 0
+        if old:
+            (root,) = con.execute(
+                f"SELECT value FROM {meta}.ducklake_metadata WHERE key = 'data_path'"
+            ).fetchone() or (str(lake.data_path),)
+            con.execute(
+                f"DELETE FROM {scheduled} WHERE data_file_id IN "
+                f"({', '.join(str(int(i)) for i, _, _ in old)})"
+            )
+            for _, path, relative in old:
+                with contextlib.suppress(FileNotFoundError):
+                    (Path(root) / path if relative else Path(path)).unlink()
+            report.obsolete_files_deleted += len(old)
+        left = con.execute(f"SELECT count(*) FROM {scheduled}").fetchall()
+        report.obsolete_files_deferred = int(left[0][0])
 
     def orphans() -> int:
         cutoff = datetime.now(UTC) - grace
@@ -263,13 +278,6 @@ def _maintain(
 
     report.live_files_before = live_files()
     run("cleanup_old_files", lambda: cleanup(grace))
-    if report.obsolete_files_deferred:
-        # The last pass's obsolete files are not `grace` old yet: merging or expiring now would
-        # schedule new ones, and the all-or-nothing cleanup would then wait for ever (passes
-        # come more often than `grace`: the files piled up). Only orphans this time.
-        report.waited_for_grace = True
-        report.orphaned_files_deleted = run("delete_orphaned_files", orphans)
-        return finish()
 
     flushed = run(
         "flush_inlined_data",

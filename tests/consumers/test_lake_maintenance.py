@@ -11,6 +11,7 @@ import os
 import random
 import threading
 import time
+import traceback
 from datetime import timedelta
 from pathlib import Path
 
@@ -28,6 +29,13 @@ from tests.consumers.helpers import night
 # The bound a pass leaves: the latest snapshot reads at most this many files per table (one
 # per DuckLake target file size, 512 MiB: one here), and no other file stays on disk.
 FILES_PER_TABLE = 1
+# A trickle, as a live floor commits: 1-5 messages a batch, over 2,000 commits for the first two
+# thirds of the night.
+SMALL = (1, 5)
+# Snapshot retention while readers run: longer than any of their queries (a reader whose
+# snapshot was expired mid-query fails "No snapshot found", as it would in production with a
+# retention shorter than its queries); the final pass at rest expires everything.
+CONCURRENT_RETENTION = timedelta(seconds=20)
 
 
 def _messages(count: int | None = None) -> list[RawMessage]:
@@ -38,10 +46,13 @@ def _messages(count: int | None = None) -> list[RawMessage]:
     ]
 
 
-def _consume(pipeline: Pipeline, messages: list[RawMessage], rng: random.Random) -> int:
+def _consume(
+    pipeline: Pipeline, messages: list[RawMessage], rng: random.Random, sizes: tuple[int, int]
+) -> int:
+    """Hand `messages` to the pipeline in batches of random sizes; returns the commits made."""
     commits = position = 0
     while position < len(messages):
-        size = rng.randint(50, 300)
+        size = rng.randint(*sizes)
         pipeline.handle(messages[position : position + size])
         position += size
         commits += 1
@@ -104,16 +115,16 @@ def test_maintenance_under_traffic_bounds_files_and_keeps_everything(
     pipeline = Pipeline(
         sink,
         maintenance=maintenance.Schedule(
-            every_s=1.0, retention=timedelta(0), grace=timedelta(seconds=1)
+            every_s=1.0, retention=CONCURRENT_RETENTION, grace=timedelta(seconds=1)
         ),
     )
-    commits = _consume(pipeline, first, rng)
+    commits = _consume(pipeline, first, rng, SMALL)
     files_first_third = maintenance.data_files(store).files
 
     # A reader polling the lake read-only, and passes from another connection, while the
     # consumer commits the second third.
     stop = threading.Event()
-    errors: list[BaseException] = []
+    errors: list[str] = []
     reports: list[maintenance.MaintenanceReport] = []
     seen: list[int] = []
 
@@ -127,8 +138,8 @@ def test_maintenance_under_traffic_bounds_files_and_keeps_everything(
                     seen.append(int(n))
             finally:
                 con.close()
-        except BaseException as exc:
-            errors.append(exc)
+        except BaseException:
+            errors.append(traceback.format_exc())
 
     def maintainer() -> None:
         try:
@@ -139,20 +150,23 @@ def test_maintenance_under_traffic_bounds_files_and_keeps_everything(
                     with contextlib.suppress(maintenance.MaintenanceBusy):
                         reports.append(
                             maintenance.maintain(
-                                con, store, retention=timedelta(0), grace=timedelta(seconds=1)
+                                con,
+                                store,
+                                retention=CONCURRENT_RETENTION,
+                                grace=timedelta(seconds=1),
                             )
                         )
                     time.sleep(0.3)
             finally:
                 con.close()
-        except BaseException as exc:
-            errors.append(exc)
+        except BaseException:
+            errors.append(traceback.format_exc())
 
     threads = [threading.Thread(target=reader), threading.Thread(target=maintainer)]
     for thread in threads:
         thread.start()
     try:
-        commits += _consume(pipeline, second, rng)
+        commits += _consume(pipeline, second, rng, SMALL)
     finally:
         stop.set()
         for thread in threads:
@@ -178,6 +192,7 @@ def test_maintenance_under_traffic_bounds_files_and_keeps_everything(
         f"({report.before.bytes} -> {on_disk.bytes} bytes), live {live}, "
         f"{report.snapshots_expired} snapshots expired, pinned at {report.pinned_at}"
     )
+    assert commits >= 2_000
     assert max(live.values()) <= FILES_PER_TABLE
     assert on_disk.files == sum(live.values())
     assert _rows_by_rowid(sink.con) == before_rows
@@ -195,7 +210,7 @@ def test_maintenance_under_traffic_bounds_files_and_keeps_everything(
     pipeline = Pipeline(sink)
     rebuilt = [r for r in caplog.records if "rebuilding" in r.getMessage()]
     assert not rebuilt, [r.getMessage() for r in rebuilt]
-    commits += _consume(pipeline, third, rng)
+    commits += _consume(pipeline, third, rng, (50, 300))
     pipeline.close()
     assert not [r for r in caplog.records if "rebuilding" in r.getMessage()]
     assert content_hashes(sink.con) == reference
