@@ -8,6 +8,7 @@ whole platform on one machine with no servers.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,24 @@ def user_cache_dir() -> Path:
     """Where downloads (Kafka jars) are kept between runs: `$XDG_CACHE_HOME/croupier`."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "croupier"
+
+
+def parse_duration(text: str) -> timedelta:
+    """'7 days', '12 hours', '30 minutes', '90 s', '1 week' -> timedelta (DuckDB's INTERVAL
+    syntax, read by DuckDB itself); ValueError if it is not one or is negative."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        row = con.execute("SELECT to_seconds(0) + CAST(? AS INTERVAL)", [text]).fetchone()
+    except duckdb.Error as exc:
+        raise ValueError(f"not a duration: {text!r} (e.g. '7 days', '12 hours')") from exc
+    finally:
+        con.close()
+    value = row[0] if row else None
+    if not isinstance(value, timedelta) or value < timedelta(0):
+        raise ValueError(f"not a non-negative duration: {text!r}")
+    return value
 
 
 class Settings(BaseSettings):
@@ -141,8 +160,6 @@ class Settings(BaseSettings):
     @field_validator("lake_snapshot_retention", "lake_file_grace")
     @classmethod
     def _duration(cls, value: str) -> str:
-        from croupier.maintenance import parse_duration
-
         parse_duration(value)  # ValueError: pydantic reports the setting and the text
         return value
 

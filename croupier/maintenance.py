@@ -49,6 +49,7 @@ from typing import Any, TypeVar
 import duckdb
 
 from croupier import lake as lakes
+from croupier.config import parse_duration
 
 log = logging.getLogger("croupier.maintenance")
 
@@ -106,22 +107,6 @@ class MaintenanceReport:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def parse_duration(text: str) -> timedelta:
-    """'7 days', '12 hours', '30 minutes', '90 s', '1 week' -> timedelta (DuckDB's INTERVAL
-    syntax, read by DuckDB itself); ValueError if it is not one or is negative."""
-    con = duckdb.connect()
-    try:
-        row = con.execute("SELECT to_seconds(0) + CAST(? AS INTERVAL)", [text]).fetchone()
-    except duckdb.Error as exc:
-        raise ValueError(f"not a duration: {text!r} (e.g. '7 days', '12 hours')") from exc
-    finally:
-        con.close()
-    value = row[0] if row else None
-    if not isinstance(value, timedelta) or value < timedelta(0):
-        raise ValueError(f"not a non-negative duration: {text!r}")
-    return value
 
 
 def index_watermarks(root: Path) -> dict[str, int]:

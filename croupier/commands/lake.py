@@ -118,12 +118,12 @@ def maintain(
     another pass is running on this lake.
     """
     from croupier import maintenance
-    from croupier.config import get_settings
+    from croupier.config import get_settings, parse_duration
 
     settings = get_settings()
     try:
-        keep = maintenance.parse_duration(retention or settings.lake_snapshot_retention)
-        wait = maintenance.parse_duration(grace or settings.lake_file_grace)
+        keep = parse_duration(retention or settings.lake_snapshot_retention)
+        wait = parse_duration(grace or settings.lake_file_grace)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from exc
     store = lakes.from_settings(lake_path)
