@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 import pytest
 
@@ -68,13 +69,18 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> Night:
     con = lakes.connect(lake, read_only=True)
     try:
         last = lakes.current_snapshot(con)
-        first = con.execute(
-            "SELECT min(snapshot_id) FROM snapshots() "
-            "WHERE changes['tables_inserted_into'] IS NOT NULL"
-        ).fetchall()[0][0]
+        # the snapshots that added settlements (not the lake's identity or binding rows)
+        counts = []
+        for s in range(last + 1):
+            try:
+                sql = f"SELECT count(*) FROM settlements AT (VERSION => {s})"
+                counts.append(int(con.execute(sql).fetchall()[0][0]))
+            except duckdb.Error:  # before the table existed
+                counts.append(0)
     finally:
         con.close()
-    night = Night(lake=lake, snapshots=list(range(int(first), last + 1)))
+    grew = [s for s in range(1, last + 1) if counts[s] > counts[s - 1]]
+    night = Night(lake=lake, snapshots=list(range(grew[0], last + 1)))
     assert len(night.snapshots) >= 3, night
     return night
 
