@@ -20,6 +20,8 @@ from croupier import maintenance as lake_maintenance
 from croupier.logs import fields
 
 log = logging.getLogger("croupier.consumer")
+# How long the consumer's own maintenance pass retries a step that meets another writer.
+CONSUMER_RETRY_FOR_S = 20.0
 
 __all__ = ["HandleResult", "Pipeline", "RawMessage", "StreamPolicy"]
 
@@ -202,6 +204,8 @@ class Pipeline:
                 self.sink.lake,
                 retention=schedule.retention,
                 grace=schedule.grace,
+                # the next batch's commit waits for this pass: give up soon, try next time
+                retry_for_s=CONSUMER_RETRY_FOR_S,
             )
         except lake_maintenance.MaintenanceBusy as exc:
             log.info("lake maintenance skipped: %s", exc)

@@ -166,13 +166,18 @@ def maintain(
     grace: timedelta,
     alias: str = lakes.LAKE_ALIAS,
     sleep: Callable[[float], None] = time.sleep,
+    retry_for_s: float = RETRY_FOR_S,
 ) -> MaintenanceReport:
     """One maintenance pass (see the module's docstring) on `con`, a read-write connection
     with `lake` attached as `alias`. Raises MaintenanceBusy if another pass is running, and
-    duckdb.Error if a step still fails after its retries (the lake is then as that step
-    found it: every step is atomic). Never run it inside an open transaction of `con`."""
+    duckdb.Error if a step still fails after `retry_for_s` of retries (the lake is then as
+    that step found it: every step is atomic). Never run it inside an open transaction of
+    `con`."""
     with maintenance_lock(lake.root):
-        return _maintain(con, lake, retention=retention, grace=grace, alias=alias, sleep=sleep)
+        return _maintain(
+            con, lake, retention=retention, grace=grace, alias=alias, sleep=sleep,
+            retry_for_s=retry_for_s,
+        )  # fmt: skip
 
 
 def _maintain(
@@ -183,6 +188,7 @@ def _maintain(
     grace: timedelta,
     alias: str,
     sleep: Callable[[float], None],
+    retry_for_s: float,
 ) -> MaintenanceReport:
     started = time.monotonic()
     report = MaintenanceReport(lake=str(lake.root))
@@ -201,7 +207,7 @@ def _maintain(
                 busy = isinstance(exc, duckdb.TransactionException) or any(
                     sign in text for sign in TRANSIENT
                 )
-                if not busy or attempt == ATTEMPTS - 1 or time.monotonic() - t0 > RETRY_FOR_S:
+                if not busy or attempt == ATTEMPTS - 1 or time.monotonic() - t0 > retry_for_s:
                     raise
                 with contextlib.suppress(duckdb.Error):  # a failed commit leaves it aborted
                     con.execute("ROLLBACK")

@@ -444,7 +444,12 @@ def test_a_40_s_broker_outage_is_three_lines_and_loses_or_doubles_nothing(
             time.sleep(0.5)  # each look opens the lake: not too often on a busy machine
     finally:
         process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=120)
+        try:
+            _, stderr = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, stderr = process.communicate()
+            raise AssertionError(f"no exit 120 s after SIGTERM:\n{stderr[-5000:]}") from None
     progress = lake_progress(lake, topic_name)
     assert progress == len(first) + len(second), (progress, stderr[-3000:])
     assert process.returncode == 0, stderr[-3000:]
