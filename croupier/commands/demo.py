@@ -216,9 +216,10 @@ def prepare_folder(folder: Path | None) -> Path:
     settings = get_settings()
     folder = folder if folder is not None else settings.data_dir / "demo"
     configured = settings.lake_dir.resolve()
-    if configured == folder.resolve() or configured.is_relative_to(folder.resolve()):
-        _refuse(f"{folder} holds the configured lake ({settings.lake_dir}); the demo never "
-                "writes there. Choose another --dir.")  # fmt: skip
+    target = folder.resolve()
+    if configured.is_relative_to(target) or target.is_relative_to(configured):
+        _refuse(f"{folder} holds or is inside the configured lake ({settings.lake_dir}); the "
+                "demo never writes there. Choose another --dir.")  # fmt: skip
     if folder.exists():
         if not folder.is_dir():
             _refuse(f"{folder} is not a folder")
