@@ -18,6 +18,7 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import click
 import duckdb
@@ -80,6 +81,19 @@ def published_build(marts: Path) -> PublishedBuild | None:
         raw = json.loads((marts / PUBLISHED).read_text())
     except FileNotFoundError:
         return None
+    except (OSError, ValueError) as exc:
+        raise lakes.LakeError(
+            f"{marts / PUBLISHED} is unreadable ({exc}): run `croupier build`"
+        ) from None
+    try:
+        return _published(raw)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise lakes.LakeError(
+            f"{marts / PUBLISHED} is not a published build ({exc!r}): run `croupier build`"
+        ) from None
+
+
+def _published(raw: Any) -> PublishedBuild:
     return PublishedBuild(
         marts_snapshot_id=int(raw["marts_snapshot_id"]),
         started_at=datetime.fromisoformat(raw["started_at"]),
