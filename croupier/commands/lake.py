@@ -10,6 +10,7 @@ import click
 import duckdb
 
 from croupier import lake as lakes
+from croupier import readonly
 
 lake_option = click.option(
     "--lake",
@@ -187,6 +188,10 @@ def sql(lake_path: Path | None, query: str | None, fmt: str) -> None:
     """Query the lake with DuckDB SQL; the lake is attached READ-ONLY as `lake` and in use.
     A marts store (`--lake var/marts`) is attached as `marts`, at its last successful build.
 
+    The session runs queries only (SELECT, FROM, WITH, SHOW, DESCRIBE, SUMMARIZE, EXPLAIN,
+    PRAGMAs that read): no ATTACH, DETACH, USE, SET, COPY, INSTALL/LOAD or function that
+    writes; it reads no file but the store's own. A refused statement exits 2, a failed one 1.
+
     \b
     Examples:
       croupier sql -c "SELECT game, count(*) FROM rounds GROUP BY game"
@@ -203,23 +208,31 @@ def sql(lake_path: Path | None, query: str | None, fmt: str) -> None:
     except lakes.LakeError as exc:
         raise click.ClickException(str(exc)) from exc
     try:
+        readonly.lock(con, [store.data_path])
         if query is not None:
-            if not _run(con, query, fmt):
-                raise SystemExit(1)
+            outcome = _run(con, query, fmt)
+            if outcome:
+                raise SystemExit(outcome)
             return
         _shell(con, fmt)
     finally:
         con.close()
 
 
-def _run(con: duckdb.DuckDBPyConnection, query: str, fmt: str) -> bool:
+def _run(con: duckdb.DuckDBPyConnection, query: str, fmt: str) -> int:
+    """Run `query` and print its rows: 0, or 2 when refused, 1 when it failed."""
+    cursor = None
     try:
-        cursor = con.execute(query)
+        for statement in readonly.checked(con, query):
+            cursor = con.execute(statement)
+    except readonly.Refused as exc:
+        click.echo(f"refused: {exc}", err=True)
+        return 2
     except duckdb.Error as exc:
         click.echo(f"error: {exc}", err=True)
-        return False
-    if cursor.description is None:
-        return True
+        return 1
+    if cursor is None or cursor.description is None:
+        return 0
     columns = [d[0] for d in cursor.description]
     rows = cursor.fetchall()
     if fmt == "json":
@@ -233,7 +246,7 @@ def _run(con: duckdb.DuckDBPyConnection, query: str, fmt: str) -> bool:
         writer.writerows(rows)
     else:
         _print_table(columns, rows)
-    return True
+    return 0
 
 
 def _print_table(columns: list[str], rows: list[tuple[object, ...]]) -> None:
