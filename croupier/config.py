@@ -93,6 +93,11 @@ class Settings(BaseSettings):
         default=None,
         description="Dashboard users file (TOML); default data_dir/dashboards/users.toml.",
     )
+    dashboard_trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Addresses of the reverse proxies in front of the dashboard (JSON list): "
+        "a sign-in through one is throttled by the client address in its X-Forwarded-For.",
+    )
     cache_dir: Path = Field(
         default_factory=user_cache_dir,
         description="Download cache (Kafka jars); default ~/.cache/croupier.",

@@ -1,5 +1,6 @@
-"""Acknowledgements of alerts (who, when, note), kept in a small SQLite file of the dashboards'
-own: append-only (triggers refuse updates and deletes), so the log is the audit trail.
+"""The dashboards' own audit trail: acknowledgements of alerts (who, when, note) and refused
+sign-ins (when, which account, from where, why), kept in a small SQLite file: append-only
+(triggers refuse updates and deletes), so the log is the audit trail.
 
 The file is `<data_dir>/dashboards/acks.sqlite`, never the lake, which only the consumer writes.
 """
@@ -15,6 +16,8 @@ from enum import StrEnum
 from pathlib import Path
 
 import pandas as pd
+
+from dashboards.auth import Failure
 
 MAX_NOTE = 1000
 _SCHEMA = """
@@ -32,6 +35,18 @@ CREATE TRIGGER IF NOT EXISTS ack_log_no_update BEFORE UPDATE ON ack_log
 BEGIN SELECT RAISE(ABORT, 'ack_log is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS ack_log_no_delete BEFORE DELETE ON ack_log
 BEGIN SELECT RAISE(ABORT, 'ack_log is append-only'); END;
+CREATE TABLE IF NOT EXISTS sign_in_failures (
+    entry_no INTEGER PRIMARY KEY AUTOINCREMENT,
+    attempted_at TEXT NOT NULL,
+    account TEXT,  -- NULL: a name that is no account's (not kept: it may be a password)
+    client TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    wait_s REAL NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS sign_in_failures_no_update BEFORE UPDATE ON sign_in_failures
+BEGIN SELECT RAISE(ABORT, 'sign_in_failures is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS sign_in_failures_no_delete BEFORE DELETE ON sign_in_failures
+BEGIN SELECT RAISE(ABORT, 'sign_in_failures is append-only'); END;
 """
 
 
@@ -108,5 +123,28 @@ def audit_trail(path: Path, *, limit: int = 500) -> pd.DataFrame:
     with _connect(path) as con:
         rows = con.execute(
             f"SELECT {', '.join(columns)} FROM ack_log ORDER BY entry_no DESC LIMIT ?", [limit]
+        ).fetchall()
+    return pd.DataFrame(rows, columns=columns)
+
+
+def record_sign_in_failure(path: Path, failure: Failure) -> None:
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    with _connect(path) as con, con:
+        con.execute(
+            "INSERT INTO sign_in_failures (attempted_at, account, client, reason, wait_s) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [at, failure.name, failure.client, failure.reason, round(failure.wait_s, 1)],
+        )
+
+
+def sign_in_failures(path: Path, *, limit: int = 500) -> pd.DataFrame:
+    """The latest refused sign-ins, newest first."""
+    columns = ["entry_no", "attempted_at", "account", "client", "reason", "wait_s"]
+    if not path.is_file():
+        return pd.DataFrame(columns=columns)
+    with _connect(path) as con:
+        rows = con.execute(
+            f"SELECT {', '.join(columns)} FROM sign_in_failures ORDER BY entry_no DESC LIMIT ?",
+            [limit],
         ).fetchall()
     return pd.DataFrame(rows, columns=columns)

@@ -9,11 +9,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import math
 import os
 import secrets
 import threading
 import time
 import tomllib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -25,8 +27,14 @@ SESSION_HOURS = 12
 # guessing expensive and fast enough for a login form. Stored hashes above MAX_N are refused
 # so a crafted users file cannot make a login allocate unbounded memory.
 SCRYPT_N, SCRYPT_R, SCRYPT_P, MAX_N = 2**14, 8, 1, 2**20
-MAX_FAILURES, LOCKOUT_SECONDS = 5, 60
 MAX_INPUT = 200
+# Sign-in throttling: growing delays, never a lock. After FREE_FAILURES failed attempts, each
+# further failure doubles the wait before the next attempt is even checked (1, 2, 4 ... s), up to
+# CLIENT_MAX_WAIT_S for one client and one user name, and up to USER_MAX_WAIT_S for a user name
+# from any client: a guesser at one address slows to one try per 5 minutes, while the most a
+# stranger who knows a user name can do to that user elsewhere is a wait of a few seconds.
+# Counts are forgotten FORGET_AFTER_S after the last failure.
+FREE_FAILURES, CLIENT_MAX_WAIT_S, USER_MAX_WAIT_S, FORGET_AFTER_S = 3, 300.0, 8.0, 900.0
 
 
 class Role(StrEnum):
@@ -42,6 +50,7 @@ PAGE_ROLES: dict[str, frozenset[Role]] = {
     "dealers": frozenset({Role.MANAGER, Role.SURVEILLANCE}),
     "progressive": frozenset({Role.MANAGER}),
     "round_explorer": frozenset({Role.MANAGER, Role.SURVEILLANCE}),
+    "sign_ins": frozenset({Role.MANAGER}),
 }
 
 
@@ -179,28 +188,48 @@ def _write_private(path: Path, text: str) -> None:
         handle.write(text)
 
 
-class _Throttle:
-    """Failed logins per user name: after MAX_FAILURES in a row, refuse for LOCKOUT_SECONDS."""
+class Throttle:
+    """Failed sign-ins per (client, user name) and per user name, and the wait they impose."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
         self._lock = threading.Lock()
-        self._failures: dict[str, tuple[int, float]] = {}
+        self._failures: dict[tuple[str, ...], tuple[int, float]] = {}
 
-    def locked(self, name: str) -> bool:
+    def wait_s(self, client: str, name: str) -> float:
+        """Seconds before an attempt for `name` from `client` is checked (0: now)."""
+        now = self._clock()
         with self._lock:
-            count, since = self._failures.get(name, (0, 0.0))
-            return count >= MAX_FAILURES and time.monotonic() - since < LOCKOUT_SECONDS
+            return max(
+                self._wait(("client", client, name), CLIENT_MAX_WAIT_S, now),
+                self._wait(("user", name), USER_MAX_WAIT_S, now),
+            )
 
-    def record(self, name: str, *, ok: bool) -> None:
+    def record(self, client: str, name: str, *, ok: bool) -> None:
+        now = self._clock()
+        keys: tuple[tuple[str, ...], ...] = (("client", client, name), ("user", name))
         with self._lock:
-            if ok:
-                self._failures.pop(name, None)
-            else:
-                count, _ = self._failures.get(name, (0, 0.0))
-                self._failures[name] = (count + 1, time.monotonic())
+            for key in keys:
+                if ok:
+                    self._failures.pop(key, None)
+                    continue
+                count, last = self._failures.get(key, (0, now))
+                count = 0 if now - last > FORGET_AFTER_S else count
+                self._failures[key] = (count + 1, now)
+            if len(self._failures) > 100_000:  # a flood of names: drop what is forgotten
+                stale = [k for k, (_, t) in self._failures.items() if now - t > FORGET_AFTER_S]
+                for key in stale:
+                    del self._failures[key]
+
+    def _wait(self, key: tuple[str, ...], cap: float, now: float) -> float:
+        count, last = self._failures.get(key, (0, now))
+        if count <= FREE_FAILURES or now - last > FORGET_AFTER_S:
+            return 0.0
+        delay = min(cap, 2.0 ** (count - FREE_FAILURES - 1))
+        return max(0.0, last + delay - now)
 
 
-THROTTLE = _Throttle()
+THROTTLE = Throttle()
 # Checked when the name is unknown, so a wrong name costs as long as a wrong password.
 _DUMMY_HASH = hash_password(secrets.token_urlsafe(12))
 
@@ -209,16 +238,60 @@ class LoginRefused(Exception):
     """Wrong name or password, or too many attempts; the message is safe to show."""
 
 
-def authenticate(users: Users, name: str, password: str) -> User:
+@dataclass(frozen=True, kw_only=True)
+class Failure:
+    """A refused sign-in, as the failures log keeps it: never the password, and the name typed
+    only when it is an account's (a password typed into the name field stays unrecorded)."""
+
+    name: str | None  # the account's name, None when the name is no account's
+    client: str
+    reason: str  # "wrong password", "unknown user name", "throttled"
+    wait_s: float  # the wait imposed on that client for that name afterwards
+
+
+def authenticate(
+    users: Users,
+    name: str,
+    password: str,
+    *,
+    client: str = "unknown",
+    throttle: Throttle | None = None,
+    on_failure: Callable[[Failure], None] | None = None,
+) -> User:
+    """The user whose password this is, or `LoginRefused`. An attempt that comes before its
+    wait is over is refused unchecked (so guessing gains nothing from it)."""
+    throttle = throttle if throttle is not None else THROTTLE
     name = name.strip()[:MAX_INPUT]
-    if THROTTLE.locked(name):
-        raise LoginRefused(f"Too many failed attempts: wait {LOCKOUT_SECONDS} s and try again.")
     account = users.accounts.get(name)
+    known = name if account is not None else None
+    wait = throttle.wait_s(client, name)
+    if wait > 0:
+        if on_failure is not None:
+            on_failure(Failure(name=known, client=client, reason="throttled", wait_s=wait))
+        raise LoginRefused(f"Too many failed attempts: try again in {math.ceil(wait)} s.")
     ok = verify_password(password[:MAX_INPUT], account.password_hash if account else _DUMMY_HASH)
-    THROTTLE.record(name, ok=ok and account is not None)
+    throttle.record(client, name, ok=ok and account is not None)
     if not ok or account is None:
+        if on_failure is not None:
+            reason = "wrong password" if account is not None else "unknown user name"
+            wait = throttle.wait_s(client, name)
+            on_failure(Failure(name=known, client=client, reason=reason, wait_s=wait))
         raise LoginRefused("Wrong user name or password.")
     return User(name=name, role=account.role, logged_in_at=time.time())
+
+
+def client_address(peer: str | None, headers: Mapping[str, str], trusted: Sequence[str]) -> str:
+    """The address a sign-in came from: the connection's peer, or, when the peer is one of the
+    `trusted` reverse proxies, the nearest untrusted address in its X-Forwarded-For header
+    (the rightmost: the ones to its left are whatever the client chose to send)."""
+    peer = peer if isinstance(peer, str) and peer else "unknown"
+    if peer not in trusted:
+        return peer
+    forwarded = next((v for k, v in headers.items() if k.lower() == "x-forwarded-for"), "")
+    for address in reversed([a.strip() for a in forwarded.split(",") if a.strip()]):
+        if address not in trusted:
+            return address[:MAX_INPUT]
+    return peer
 
 
 def sso_user(users: Users, email: str | None) -> User | None:

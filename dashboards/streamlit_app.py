@@ -21,6 +21,7 @@ PAGES = {
     "round_explorer": st.Page(
         "app_pages/round_explorer.py", title="Round explorer", icon=":material/manage_search:"
     ),
+    "sign_ins": st.Page("app_pages/sign_ins.py", title="Sign-ins", icon=":material/lock:"),
 }
 
 st.html(ui.STYLE)

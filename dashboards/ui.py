@@ -41,6 +41,17 @@ def logged_in_user() -> auth.User | None:
     return user
 
 
+def client_address() -> str:
+    """Where this session's browser connects from (see auth.client_address)."""
+    from croupier.config import get_settings
+
+    trusted = get_settings().dashboard_trusted_proxies
+    headers = st.context.headers
+    forwarded = headers.get("X-Forwarded-For") if trusted else None
+    extra = {"X-Forwarded-For": forwarded} if isinstance(forwarded, str) else {}
+    return auth.client_address(st.context.ip_address, extra, trusted)
+
+
 def log_out() -> None:
     st.session_state.pop(auth.SESSION_KEY, None)
     if sso_configured() and st.user.get("is_logged_in", False):

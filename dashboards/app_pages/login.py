@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import auth, ui
+from dashboards import acks, auth, ui
 
 st.title("Croupier")
 st.caption("Revenue and game integrity of the casino's tables. Log in to continue.")
@@ -18,7 +18,13 @@ with st.form("login", enter_to_submit=True):
 
 if submitted:
     try:
-        user = auth.authenticate(auth.load_users(), name, password)
+        user = auth.authenticate(
+            auth.load_users(),
+            name,
+            password,
+            client=ui.client_address(),
+            on_failure=lambda failure: acks.record_sign_in_failure(acks.default_path(), failure),
+        )
     except (auth.LoginRefused, auth.UsersFileError) as exc:
         st.error(str(exc))
     else:

@@ -48,6 +48,7 @@ PAGES = [
     PageSpec(slug="dealers", title="Dealers", charts=2),
     PageSpec(slug="progressive", title="Progressive", charts=2),
     PageSpec(slug="round_explorer", title="Round explorer", charts=0),
+    PageSpec(slug="sign_ins", title="Sign-ins", charts=0),
 ]
 # A manager lands on the Floor, and clicking the page one is on runs nothing: visit it last.
 VISITS = [*PAGES[1:], PAGES[0]]
@@ -70,12 +71,18 @@ def write_users(path: Path) -> Path:
 
 
 @contextmanager
-def serve(lake: Path, marts: Path, state: Path, *, timeout: float = 60) -> Iterator[str]:
-    """`croupier dashboard` on a free loopback port; yields its URL, stops it afterwards."""
+def serve(
+    lake: Path, marts: Path, state: Path, *, timeout: float = 60, behind_proxy: bool = False
+) -> Iterator[str]:
+    """`croupier dashboard` on a free loopback port; yields its URL, stops it afterwards.
+    `behind_proxy`: loopback is a trusted reverse proxy (sign-ins are throttled by the
+    X-Forwarded-For address, which a test's browser context can then set)."""
     state.mkdir(parents=True, exist_ok=True)
     users = write_users(state / "users.toml")
     port = free_port()
     env = {**os.environ, "CROUPIER_DATA_DIR": str(state)}
+    if behind_proxy:
+        env["CROUPIER_DASHBOARD_TRUSTED_PROXIES"] = '["127.0.0.1"]'
     for name in ("CROUPIER_LAKE_PATH", "CROUPIER_MARTS_PATH", auth.USERS_ENV):
         env.pop(name, None)
     log = (state / "server.log").open("w")

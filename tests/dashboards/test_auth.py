@@ -1,5 +1,6 @@
 """The login: scrypt password hashes (checked against RFC 7914's test vector), the users file,
-roles and the pages each may see, lock-out after repeated failures, session expiry."""
+roles and the pages each may see, sign-in throttling that slows a guesser without locking
+anybody out, session expiry."""
 
 from __future__ import annotations
 
@@ -114,16 +115,122 @@ def test_wrong_name_or_password_is_refused_with_one_message(
         auth.authenticate(users, name, password)
 
 
-def test_five_failures_lock_the_name_out_even_for_the_right_password() -> None:
-    users = auth.parse_users(
-        f'[users.locky]\nrole = "manager"\npassword_hash = "{auth.hash_password("pw-locky-1")}"\n',
-        origin="users.toml",
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def locky() -> auth.Users:
+    digest = auth.hash_password("pw-locky-1")
+    return auth.parse_users(
+        f'[users.locky]\nrole = "manager"\npassword_hash = "{digest}"\n', origin="users.toml"
     )
-    for _ in range(auth.MAX_FAILURES):
+
+
+def test_a_guesser_at_one_address_waits_twice_as_long_after_each_failure(
+    locky: auth.Users,
+) -> None:
+    clock = Clock()
+    throttle = auth.Throttle(clock)
+    waits = []
+    for _ in range(auth.FREE_FAILURES + 11):
         with pytest.raises(auth.LoginRefused, match="Wrong"):
-            auth.authenticate(users, "locky", "guess")
-    with pytest.raises(auth.LoginRefused, match="Too many failed attempts"):
-        auth.authenticate(users, "locky", "pw-locky-1")
+            auth.authenticate(locky, "locky", "guess", client="203.0.113.7", throttle=throttle)
+        waits.append(throttle.wait_s("203.0.113.7", "locky"))
+        # Before the wait is over even the right password is refused, unchecked ...
+        if waits[-1] > 0:
+            with pytest.raises(auth.LoginRefused, match="try again in"):
+                auth.authenticate(
+                    locky, "locky", "pw-locky-1", client="203.0.113.7", throttle=throttle
+                )
+        clock.now += waits[-1]
+    assert waits == [0, 0, 0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300]
+    # ... and after it, the right password is accepted and the count starts again.
+    user = auth.authenticate(locky, "locky", "pw-locky-1", client="203.0.113.7", throttle=throttle)
+    assert user.name == "locky"
+    assert throttle.wait_s("203.0.113.7", "locky") == 0
+
+
+def test_a_stranger_who_knows_a_user_name_cannot_lock_that_user_out(locky: auth.Users) -> None:
+    """Issue 15, finding 2: five wrong passwords locked the account for everyone for 60 s."""
+    clock = Clock()
+    throttle = auth.Throttle(clock)
+    for _ in range(200):  # as fast as the throttle lets the attacker try
+        clock.now += throttle.wait_s("203.0.113.7", "locky")
+        with pytest.raises(auth.LoginRefused):
+            auth.authenticate(locky, "locky", "guess", client="203.0.113.7", throttle=throttle)
+    # From elsewhere the user waits at most USER_MAX_WAIT_S, then signs in.
+    wait = throttle.wait_s("198.51.100.9", "locky")
+    assert 0 < wait <= auth.USER_MAX_WAIT_S
+    clock.now += wait
+    user = auth.authenticate(locky, "locky", "pw-locky-1", client="198.51.100.9", throttle=throttle)
+    assert user.name == "locky"
+    # The attacker's own address still waits its full, growing delay.
+    assert throttle.wait_s("203.0.113.7", "locky") > auth.USER_MAX_WAIT_S
+
+
+def test_failures_are_forgotten_a_while_after_the_last_one(locky: auth.Users) -> None:
+    clock = Clock()
+    throttle = auth.Throttle(clock)
+    for _ in range(auth.FREE_FAILURES + 3):
+        clock.now += throttle.wait_s("a", "locky")
+        with pytest.raises(auth.LoginRefused):
+            auth.authenticate(locky, "locky", "guess", client="a", throttle=throttle)
+    assert throttle.wait_s("a", "locky") > 0
+    clock.now += auth.FORGET_AFTER_S + 1
+    assert throttle.wait_s("a", "locky") == 0
+    with pytest.raises(auth.LoginRefused, match="Wrong"):  # counted from one again
+        auth.authenticate(locky, "locky", "guess", client="a", throttle=throttle)
+    assert throttle.wait_s("a", "locky") == 0
+
+
+def test_each_refusal_is_reported_without_a_password_or_a_name_that_is_no_account(
+    locky: auth.Users,
+) -> None:
+    clock = Clock()
+    throttle = auth.Throttle(clock)
+    seen: list[auth.Failure] = []
+    attempts = (
+        [("locky", "guess")] * (auth.FREE_FAILURES + 1)
+        + [("pw-locky-1", "")]
+        + [("locky", "pw-locky-1")]
+    )
+    for name, password in attempts:
+        with pytest.raises(auth.LoginRefused):
+            auth.authenticate(
+                locky, name, password, client="c1", throttle=throttle, on_failure=seen.append
+            )
+    assert [(f.name, f.client, f.reason) for f in seen] == [
+        *[("locky", "c1", "wrong password")] * (auth.FREE_FAILURES + 1),
+        (None, "c1", "unknown user name"),
+        ("locky", "c1", "throttled"),
+    ]
+    assert seen[auth.FREE_FAILURES].wait_s == 1
+    assert "pw-locky-1" not in repr(seen)
+
+
+@pytest.mark.parametrize(
+    ("peer", "forwarded", "trusted", "client"),
+    [
+        ("198.51.100.9", "", [], "198.51.100.9"),  # no proxy
+        ("198.51.100.9", "203.0.113.7", [], "198.51.100.9"),  # a header from an untrusted peer
+        ("127.0.0.1", "203.0.113.7", ["127.0.0.1"], "203.0.113.7"),
+        # The client can send its own header; only the address the proxy added counts.
+        ("127.0.0.1", "1.2.3.4, 203.0.113.7", ["127.0.0.1"], "203.0.113.7"),
+        ("127.0.0.1", "203.0.113.7, 10.0.0.2", ["127.0.0.1", "10.0.0.2"], "203.0.113.7"),
+        ("127.0.0.1", "", ["127.0.0.1"], "127.0.0.1"),
+        (None, "", [], "unknown"),
+    ],
+)
+def test_the_client_address_trusts_only_the_configured_proxies(
+    peer: str | None, forwarded: str, trusted: list[str], client: str
+) -> None:
+    headers = {"X-Forwarded-For": forwarded} if forwarded else {}
+    assert auth.client_address(peer, headers, trusted) == client
 
 
 def test_surveillance_sees_integrity_dealers_and_round_explorer_only() -> None:

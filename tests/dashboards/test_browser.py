@@ -4,6 +4,7 @@ element; full-page screenshots are kept in test-artifacts/dashboards/."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import duckdb
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from dashboards import auth
 from tests.dashboards.browser import (
     CHARTS,
     ERRORS,
@@ -24,9 +26,11 @@ from tests.dashboards.browser import (
     nav_titles,
     open_page,
     pick,
+    runs,
     search_round,
     serve,
     wait_idle,
+    wait_run,
 )
 from tests.dashboards.conftest import DemoStores
 
@@ -36,7 +40,7 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "dashboards
 @pytest.fixture(scope="module")
 def url(demo_stores: DemoStores, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     state = tmp_path_factory.mktemp("browser-state")
-    with serve(demo_stores.lake, demo_stores.marts, state) as address:
+    with serve(demo_stores.lake, demo_stores.marts, state, behind_proxy=True) as address:
         yield address
 
 
@@ -100,3 +104,61 @@ def test_a_revenue_filter_redraws_the_numbers(url: str, page: Page) -> None:
     pick(page, "Game", "Tripóker (Three Card Poker)", revenue.charts)
     assert handle.inner_text() != before
     assert page.locator(ERRORS).count() == 0
+
+
+def sign_in(page: Page, name: str, password: str) -> str:
+    """Submit the login form once; the refusal shown, or '' when signed in."""
+    before = runs(page)
+    page.get_by_role("textbox", name="User name").fill(name)
+    page.get_by_role("textbox", name="Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    wait_run(page, before)
+    # A sign-in reruns the app into its first page: wait for that page or for the refusal.
+    nav, refusal = '[data-testid="stSidebarNav"]', '[data-testid="stAlertContentError"]'
+    page.locator(f"{nav}, {refusal}").first.wait_for()
+    wait_idle(page)
+    if page.locator(nav).count():
+        return ""
+    return page.locator(refusal).inner_text()
+
+
+def test_a_stranger_who_knows_a_user_name_cannot_lock_that_user_out(
+    url: str, browser: Browser
+) -> None:
+    """Issue 15, finding 2: after 5 wrong passwords from anywhere the account was locked for
+    60 s, the right password refused. Now the stranger's address waits longer and longer while
+    the user, from another address, waits at most auth.USER_MAX_WAIT_S."""
+    attacker = browser.new_context(extra_http_headers={"X-Forwarded-For": "203.0.113.7"})
+    manager = browser.new_context(extra_http_headers={"X-Forwarded-For": "198.51.100.9"})
+    try:
+        tab = attacker.new_page()
+        tab.goto(url)
+        wait_idle(tab)
+        refusals = [sign_in(tab, MANAGER[0], f"guess-{i}") for i in range(auth.FREE_FAILURES + 4)]
+        assert refusals[0] == "Wrong user name or password."
+        assert any("try again in" in r for r in refusals), refusals
+
+        own = manager.new_page()
+        own.goto(url)
+        wait_idle(own)
+        started = time.monotonic()
+        refusal = sign_in(own, *MANAGER)
+        if refusal:  # at most the short per-account wait
+            wait = int(refusal.split("try again in ")[1].split(" s")[0])
+            assert wait <= auth.USER_MAX_WAIT_S, refusal
+            own.wait_for_timeout((wait + 0.5) * 1000)
+            refusal = sign_in(own, *MANAGER)
+        assert refusal == "", refusal
+        assert time.monotonic() - started < auth.USER_MAX_WAIT_S + 30
+        # The attacker's address still waits, and the manager sees every refused attempt.
+        # (The time the manager took may have let its current wait pass: after one more
+        # failure it waits at least 4 s, longer than the next attempt takes.)
+        again = [sign_in(tab, MANAGER[0], "guess-again") for _ in range(2)]
+        assert any("try again in" in r for r in again), again
+        open_page(own, next(spec for spec in PAGES if spec.slug == "sign_ins"))
+        shown = own.locator('[data-testid="stMain"]').inner_text()
+        assert "203.0.113.7" in shown
+        assert "guess-" not in shown  # passwords are never logged
+    finally:
+        attacker.close()
+        manager.close()

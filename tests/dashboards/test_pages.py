@@ -25,6 +25,7 @@ TITLES = {
     "dealers": "Dealers",
     "progressive": "Progressive jackpot",
     "round_explorer": "Round explorer",
+    "sign_ins": "Refused sign-ins",
 }
 CHARTS = {"floor": 1, "revenue": 2, "integrity": 3, "dealers": 2, "progressive": 2}
 
@@ -91,6 +92,12 @@ def test_wrong_password_is_refused_and_shows_nothing(dashboard_env: Path) -> Non
     at = _logged_in(("ana", "not-her-password"))
     assert [e.value for e in at.error] == ["Wrong user name or password."]
     assert _titles(at) == ["Croupier"] and not at.metric
+    # The refusal is in the managers' log of refused sign-ins, without the password.
+    at = _visit(_logged_in(MANAGER), "sign_ins")
+    _nothing_wrong(at)
+    log = at.dataframe[-1].value
+    assert "ana" in set(log["account"]) and "wrong password" in set(log["reason"])
+    assert "not-her-password" not in log.to_csv()
 
 
 @pytest.mark.parametrize(
@@ -115,7 +122,7 @@ def test_surveillance_cannot_reach_revenue_floor_or_progressive(dashboard_env: P
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("page", ["revenue", "floor", "progressive"])
+@pytest.mark.parametrize("page", ["revenue", "floor", "progressive", "sign_ins"])
 def test_a_manager_page_run_directly_refuses_a_surveillance_session(
     dashboard_env: Path, page: str
 ) -> None:
