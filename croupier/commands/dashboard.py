@@ -1,7 +1,8 @@
 """`croupier dashboard`: the Streamlit dashboards on the marts, behind a login.
 
-It runs `streamlit run dashboards/streamlit_app.py` with the stores, the users file and safe
-server settings; without a users file it creates demo users (one per role) and prints them.
+It runs `streamlit run dashboards/server.py` (the app behind the gate of dashboards/gate.py)
+with the stores, the users file and safe server settings; without a users file it creates
+demo users (one per role) and prints them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import click
 
 from croupier import lake as lakes
 
-APP = Path(__file__).resolve().parents[2] / "dashboards" / "streamlit_app.py"
+APP = Path(__file__).resolve().parents[2] / "dashboards" / "server.py"
 
 
 def streamlit_args(app: Path, *, port: int, address: str, debug: bool = False) -> list[str]:
