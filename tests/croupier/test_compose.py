@@ -46,3 +46,28 @@ def test_services_depend_on_services_that_exist_and_env_is_understood(monkeypatc
     settings = Settings()
     assert settings.kafka_bootstrap_servers == "kafka:19092"
     assert str(settings.data_dir) == "/data"
+
+
+def test_the_dashboard_is_reached_only_through_the_tls_proxy_it_trusts(monkeypatch) -> None:
+    from dashboards.auth import client_address
+
+    services = COMPOSE["services"]
+    dashboard, proxy = services["dashboard"], services["proxy"]
+    assert "ports" not in dashboard  # not published: only the proxy reaches it
+    assert {"80:80", "443:443"} <= set(proxy["ports"])
+    caddyfile = Path(__file__).parents[2] / "compose" / "Caddyfile"
+    mount = next(v for v in proxy["volumes"] if v.endswith(":/etc/caddy/Caddyfile:ro"))
+    assert (Path(__file__).parents[2] / mount.split(":")[0]).resolve() == caddyfile.resolve()
+    assert "reverse_proxy dashboard:8501" in caddyfile.read_text()
+    # The proxy's fixed address is in its subnet and is the one the dashboard trusts.
+    subnet = COMPOSE["networks"]["default"]["ipam"]["config"][0]["subnet"]
+    address = proxy["networks"]["default"]["ipv4_address"]
+    import ipaddress
+
+    assert ipaddress.ip_address(address) in ipaddress.ip_network(subnet)
+    for key, value in dashboard["environment"].items():
+        monkeypatch.setenv(key, str(value))
+    trusted = Settings().dashboard_trusted_proxies
+    assert trusted == [address]
+    headers = {"X-Forwarded-For": "1.2.3.4, 203.0.113.7"}
+    assert client_address(address, headers, trusted) == "203.0.113.7"
