@@ -15,12 +15,14 @@ import sys
 import tempfile
 import time
 import urllib.request
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from dashboards import auth
 
@@ -138,29 +140,75 @@ _COUNT_RUNS = """() => {
 }"""
 
 
+# What each page's console said, kept from its first runs() call: evidence for a timeout.
+_CONSOLE: weakref.WeakKeyDictionary[Page, list[str]] = weakref.WeakKeyDictionary()
+EVIDENCE = Path(__file__).resolve().parents[2] / "test-artifacts" / "dashboards" / "timeouts"
+
+
 def runs(page: Page) -> int:
-    """Script runs the app finished so far (starts counting on the first call)."""
+    """Script runs the app finished so far (starts counting, and keeping the page's console
+    messages, on the first call)."""
+    if page not in _CONSOLE:
+        messages: list[str] = []
+        _CONSOLE[page] = messages
+        page.on(
+            "console", lambda m: messages.append(f"{time.strftime('%H:%M:%S')} {m.type}: {m.text}")
+        )
+        page.on(
+            "pageerror", lambda e: messages.append(f"{time.strftime('%H:%M:%S')} pageerror: {e}")
+        )
     return int(page.evaluate(_COUNT_RUNS))
+
+
+@contextmanager
+def evidence_on_timeout(page: Page, waiting_for: str) -> Iterator[None]:
+    """A Playwright timeout inside becomes an AssertionError naming a screenshot and the
+    page's console log, both saved under test-artifacts/dashboards/timeouts/."""
+    try:
+        yield
+    except PlaywrightTimeoutError as exc:
+        EVIDENCE.mkdir(parents=True, exist_ok=True)
+        stem = EVIDENCE / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{id(page) % 10_000}"
+        notes = [f"waiting for: {waiting_for}", f"url: {page.url}"]
+        try:
+            state = page.evaluate(
+                "() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
+                " return a ? [a.getAttribute('data-test-script-state'), a.__runs] : null; }"
+            )
+            notes.append(f"script state, runs counted: {state}")
+            page.screenshot(path=str(stem.with_suffix(".png")), full_page=True)
+        except Exception as shot:  # the page may be gone; keep what there is
+            notes.append(f"no screenshot: {shot}")
+        notes += ["console:", *_CONSOLE.get(page, ["(not watched)"])]
+        stem.with_suffix(".log").write_text("\n".join(notes) + "\n")
+        raise AssertionError(
+            f"timed out waiting for {waiting_for}; screenshot {stem}.png, console {stem}.log"
+        ) from exc
 
 
 def wait_idle(page: Page, *, timeout_ms: int = 60_000) -> None:
     """Wait until no script run is going on."""
-    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
-        timeout=timeout_ms
-    )
+    with evidence_on_timeout(page, "the app to be idle"):
+        page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+            timeout=timeout_ms
+        )
 
 
 def wait_run(page: Page, before: int, charts: int = 0, *, timeout_ms: int = 60_000) -> None:
     """Wait for a script run to finish after `before` runs, then for the charts to be drawn
     (Vega draws after the script ends)."""
-    page.wait_for_function(
-        "n => document.querySelector('[data-testid=\"stApp\"]').__runs > n",
-        arg=before,
-        timeout=timeout_ms,
-    )
+    with evidence_on_timeout(page, f"a script run after run {before}"):
+        page.wait_for_function(
+            "n => document.querySelector('[data-testid=\"stApp\"]').__runs > n",
+            arg=before,
+            timeout=timeout_ms,
+        )
     wait_idle(page, timeout_ms=timeout_ms)
     if charts:
-        page.locator(f"{CHARTS} canvas, {CHARTS} svg").nth(charts - 1).wait_for(timeout=timeout_ms)
+        with evidence_on_timeout(page, f"{charts} charts drawn"):
+            page.locator(f"{CHARTS} canvas, {CHARTS} svg").nth(charts - 1).wait_for(
+                timeout=timeout_ms
+            )
 
 
 def log_in(page: Page, url: str, who: tuple[str, str]) -> None:
@@ -168,7 +216,8 @@ def log_in(page: Page, url: str, who: tuple[str, str]) -> None:
     page.get_by_role("textbox", name="User name").fill(who[0])
     page.get_by_role("textbox", name="Password").fill(who[1])
     page.get_by_role("button", name="Log in").click()
-    page.locator('[data-testid="stSidebarNav"]').wait_for()
+    with evidence_on_timeout(page, "the sidebar after signing in"):
+        page.locator('[data-testid="stSidebarNav"]').wait_for()
     wait_idle(page)
 
 

@@ -162,3 +162,16 @@ def test_a_stranger_who_knows_a_user_name_cannot_lock_that_user_out(
     finally:
         attacker.close()
         manager.close()
+
+
+def test_a_timeout_leaves_a_screenshot_and_the_pages_console(url: str, page: Page) -> None:
+    """The harness's rare timeout (a sidebar click whose run never came) leaves evidence."""
+    log_in(page, url, SURVEILLANCE)
+    before = runs(page)  # the console is kept from here on
+    page.evaluate("() => console.log('croupier-evidence-probe')")
+    with pytest.raises(AssertionError, match="screenshot") as failure:
+        wait_run(page, before, timeout_ms=500)  # nothing runs the app: this times out
+    shot, log = str(failure.value).split("screenshot ")[1].split(", console ")
+    assert Path(shot).stat().st_size > 0
+    text = Path(log).read_text()
+    assert "croupier-evidence-probe" in text and "script state" in text
