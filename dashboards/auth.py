@@ -63,6 +63,7 @@ class User:
     name: str
     role: Role
     logged_in_at: float
+    sid: str | None = None  # the cookie session it came with (dashboards/sessions.py)
 
     def may_see(self, page: str) -> bool:
         return self.role in PAGE_ROLES[page]

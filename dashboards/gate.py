@@ -11,10 +11,11 @@ asking. The gate answers only:
   every page);
 - the front end's files (`/static/…`, the index page at any page path), the same for everyone;
 - `/media/…`: files the app made for a signed-in session (CSV downloads), by unguessable id;
-- Streamlit's own sign-in routes (`/auth/…`, `/oauth2callback`) for single sign-on.
+- Streamlit's own sign-in routes (`/auth/…`, `/oauth2callback`) for single sign-on, and ours
+  that set and clear the session cookie (`/_croupier/session`, `/_croupier/logout`).
 
-Anything else under `/_stcore/`, and `/component/…`, gets 404, so a new Streamlit endpoint is
-closed until someone opens it here.
+Anything else under `/_stcore/` or `/_croupier/`, and `/component/…`, gets 404, so a new
+Streamlit endpoint is closed until someone opens it here.
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-OPEN_CORE = frozenset({"/_stcore/health", "/_stcore/host-config", "/_stcore/stream"})
-CLOSED_PREFIXES = ("/_stcore/", "/component/")
+OPEN_CORE = frozenset(
+    {"/_stcore/health", "/_stcore/host-config", "/_stcore/stream",
+     "/_croupier/session", "/_croupier/logout"}
+)  # fmt: skip
+CLOSED_PREFIXES = ("/_stcore/", "/_croupier/", "/component/")
 
 
 def is_open(path: str) -> bool:
@@ -38,7 +42,11 @@ def is_open(path: str) -> bool:
         path = path.replace("//", "/")
     if path in OPEN_CORE:
         return True
-    return not path.startswith(CLOSED_PREFIXES) and path not in ("/_stcore", "/component")
+    return not path.startswith(CLOSED_PREFIXES) and path not in (
+        "/_stcore",
+        "/_croupier",
+        "/component",
+    )
 
 
 class Gate:

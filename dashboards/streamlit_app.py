@@ -25,6 +25,7 @@ PAGES = {
 }
 
 st.html(ui.STYLE)
+ui.leave_if_logging_out()
 user = ui.logged_in_user()
 if user is None:
     login = st.Page("app_pages/login.py", title="Log in", icon=":material/login:")

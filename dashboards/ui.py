@@ -4,15 +4,17 @@ formats, and tables shown with their CSV download (in exact céntimos).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date, timedelta
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from dashboards import auth, data
+from dashboards import acks, auth, data, sessions
 
 DEFAULT_DAYS = 7
 
@@ -34,11 +36,51 @@ def logged_in_user() -> auth.User | None:
     """This session's user: from the password login, or from single sign-on when the users
     file gives the identity provider's e-mail address a role."""
     user = auth.session_user(st.session_state)
+    if user is not None and user.sid is not None and sessions.ended(acks.default_path(), user.sid):
+        st.session_state.pop(auth.SESSION_KEY, None)  # logged out (another tab, or expired)
+        user = None
+    if user is None:
+        user = _cookie_user()
     if user is None and sso_configured() and st.user.get("is_logged_in", False):
         user = auth.sso_user(auth.load_users(), str(st.user.get("email") or ""))
-        if user is not None:
-            st.session_state[auth.SESSION_KEY] = user
+    if user is not None:
+        st.session_state[auth.SESSION_KEY] = user
     return user
+
+
+def _cookie_user() -> auth.User | None:
+    """The user of this browser's session cookie: signed, unexpired, not ended, and an account
+    of the users file as it is now (its role from there)."""
+    cookie = st.context.cookies.get(sessions.COOKIE)
+    if not isinstance(cookie, str) or not cookie:
+        return None
+    session = sessions.verify(cookie, sessions.load_key())
+    if session is None or sessions.ended(acks.default_path(), session.sid):
+        return None
+    account = auth.load_users().accounts.get(session.name)
+    if account is None:
+        return None
+    started = session.expires_at - auth.SESSION_HOURS * 3600
+    return auth.User(name=session.name, role=account.role, logged_in_at=started, sid=session.sid)
+
+
+def signed_in(user: auth.User) -> None:
+    """After a password sign-in: this session's user, and the browser sent to swap a one-time
+    code for the session cookie (so that a reload keeps the user signed in)."""
+    session = sessions.new_session(user.name, auth.SESSION_HOURS)
+    st.session_state[auth.SESSION_KEY] = replace(user, sid=session.sid)
+    code = sessions.HANDOFFS.issue(session)
+    _go(f"{sessions.SESSION_ROUTE}?code={code}")
+
+
+def _go(path: str) -> None:
+    """Send the browser to `path` of this server (a full page load)."""
+    # Once per page: a redraw of the element must not start a second navigation.
+    st.html(
+        "<script>if (!window.__croupierGoing) { window.__croupierGoing = true; "
+        f"window.location.replace({json.dumps(path)}); }}</script>",
+        unsafe_allow_javascript=True,
+    )
 
 
 def client_address() -> str:
@@ -53,9 +95,25 @@ def client_address() -> str:
 
 
 def log_out() -> None:
-    st.session_state.pop(auth.SESSION_KEY, None)
+    """End the session: for good, cookie included (the logout route), or single sign-on's."""
+    user = st.session_state.pop(auth.SESSION_KEY, None)
     if sso_configured() and st.user.get("is_logged_in", False):
         st.logout()
+    elif isinstance(user, auth.User) and user.sid is not None:
+        expires_at = user.logged_in_at + auth.SESSION_HOURS * 3600
+        session = sessions.Session(sid=user.sid, name=user.name, expires_at=expires_at)
+        sessions.end(acks.default_path(), session)  # its cookie is dead from now on
+        st.session_state[_LEAVING] = True  # and the logout route clears it
+
+
+_LEAVING = "croupier_logging_out"
+
+
+def leave_if_logging_out() -> None:
+    """After Log out: the browser goes to the logout route, which ends the session's cookie."""
+    if st.session_state.pop(_LEAVING, False):
+        _go(sessions.LOGOUT_ROUTE)
+        st.stop()
 
 
 def require(page: str) -> auth.User:

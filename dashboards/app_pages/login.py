@@ -28,8 +28,8 @@ if submitted:
     except (auth.LoginRefused, auth.UsersFileError) as exc:
         st.error(str(exc))
     else:
-        st.session_state[auth.SESSION_KEY] = user
-        st.rerun()
+        st.caption("Signing in…")
+        ui.signed_in(user)
 
 if ui.sso_configured():
     st.divider()

@@ -216,7 +216,10 @@ def log_in(page: Page, url: str, who: tuple[str, str]) -> None:
     page.get_by_role("textbox", name="User name").fill(who[0])
     page.get_by_role("textbox", name="Password").fill(who[1])
     page.get_by_role("button", name="Log in").click()
+    # The sign-in loads the app anew, through the session route, with its cookie.
     with evidence_on_timeout(page, "the sidebar after signing in"):
+        page.wait_for_url(url.rstrip("/") + "/", timeout=60_000)
+        page.wait_for_load_state("load")
         page.locator('[data-testid="stSidebarNav"]').wait_for()
     wait_idle(page)
 

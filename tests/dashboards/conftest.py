@@ -16,6 +16,13 @@ from dashboards import auth
 from tests.dashboards.browser import write_users
 
 
+@pytest.fixture(autouse=True)
+def fresh_throttle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test signs in with a throttle of its own: the server's is one per process, and
+    in-process tests (AppTest) all come from the same unknown client."""
+    monkeypatch.setattr(auth, "THROTTLE", auth.Throttle())
+
+
 @dataclass(frozen=True, kw_only=True)
 class DemoStores:
     lake: Path

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from dashboards import auth
+from dashboards import auth, sessions
 from tests.dashboards.browser import (
     CHARTS,
     ERRORS,
@@ -112,10 +112,14 @@ def sign_in(page: Page, name: str, password: str) -> str:
     page.get_by_role("textbox", name="User name").fill(name)
     page.get_by_role("textbox", name="Password").fill(password)
     page.get_by_role("button", name="Log in").click()
-    wait_run(page, before)
-    # A sign-in reruns the app into its first page: wait for that page or for the refusal.
+    # A refusal is a run of the login page; a sign-in loads the app anew (its session cookie).
     nav, refusal = '[data-testid="stSidebarNav"]', '[data-testid="stAlertContentError"]'
-    page.locator(f"{nav}, {refusal}").first.wait_for()
+    page.wait_for_function(
+        "([n, nav]) => document.querySelector(nav) !== null"
+        " || document.querySelector('[data-testid=\"stApp\"]')?.__runs > n",
+        arg=[before, nav],
+        timeout=60_000,
+    )
     wait_idle(page)
     if page.locator(nav).count():
         return ""
@@ -175,3 +179,40 @@ def test_a_timeout_leaves_a_screenshot_and_the_pages_console(url: str, page: Pag
     assert Path(shot).stat().st_size > 0
     text = Path(log).read_text()
     assert "croupier-evidence-probe" in text and "script state" in text
+
+
+def test_a_session_survives_a_reload_and_ends_on_logout(url: str, browser: Browser) -> None:
+    """Issue 15, finding 3: a reload used to sign the user out (the session lived only in the
+    websocket). Now an HttpOnly cookie carries it, and logging out kills that cookie for good."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        log_in(page, url, MANAGER)
+        cookie = next(c for c in context.cookies() if c["name"] == sessions.COOKIE)
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Lax"
+        assert page.evaluate("() => document.cookie").find(sessions.COOKIE) == -1
+        page.reload()
+        page.locator('[data-testid="stSidebarNav"]').wait_for()
+        wait_idle(page)
+        assert nav_titles(page) == [spec.title for spec in PAGES]
+
+        page.get_by_role("button", name="Log out").click()
+        page.get_by_role("textbox", name="User name").wait_for()
+        assert not [c for c in context.cookies() if c["name"] == sessions.COOKIE]
+        page.reload()
+        page.get_by_role("textbox", name="User name").wait_for()
+        wait_idle(page)
+        assert page.locator('[data-testid="stSidebarNav"]').count() == 0
+    finally:
+        context.close()
+    # A copy of the cookie taken before the logout opens nothing.
+    thief = browser.new_context()
+    try:
+        thief.add_cookies([cookie])
+        page = thief.new_page()
+        page.goto(url)
+        page.get_by_role("textbox", name="User name").wait_for()
+        wait_idle(page)
+        assert page.locator('[data-testid="stSidebarNav"]').count() == 0
+    finally:
+        thief.close()

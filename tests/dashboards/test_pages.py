@@ -13,7 +13,7 @@ import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboards import auth, ui
+from dashboards import acks, auth, sessions, ui
 from tests.dashboards.browser import MANAGER, SURVEILLANCE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +49,9 @@ def _logged_in(who: tuple[str, str]) -> AppTest:
     next(b for b in at.button if b.label == "Log in").click()
     at.run()
     assert not at.exception
+    if auth.SESSION_KEY in at.session_state:  # signed in: a browser would now load the app
+        at.run()  # with its session cookie; AppTest runs no script, so run it again here
+        assert not at.exception
     return at
 
 
@@ -313,7 +316,12 @@ def test_acknowledging_without_a_note_is_refused(
 def test_log_out_goes_back_to_the_login(dashboard_env: Path) -> None:
     at = _logged_in(MANAGER)
     assert _titles(at) == ["Floor"]
+    user = at.session_state[auth.SESSION_KEY]
     next(b for b in at.button if b.label == "Log out").click()
+    at.run()  # the browser is sent to the logout route, which clears the cookie
+    _nothing_wrong(at)
+    assert not at.metric and _titles(at) == []
+    assert sessions.ended(acks.default_path(), user.sid)  # the cookie is dead already
     at.run()
     assert _titles(at) == ["Croupier"] and not at.metric
 
