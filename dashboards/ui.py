@@ -33,19 +33,31 @@ def sso_configured() -> bool:
 
 
 def logged_in_user() -> auth.User | None:
-    """This session's user: from the password login, or from single sign-on when the users
-    file gives the identity provider's e-mail address a role."""
+    """This session's user: from the password login (or its session cookie, after a reload),
+    checked against the users file at every run; or from single sign-on when the users file
+    gives the identity provider's e-mail address a role."""
     user = auth.session_user(st.session_state)
-    if user is not None and user.sid is not None and sessions.ended(acks.default_path(), user.sid):
-        st.session_state.pop(auth.SESSION_KEY, None)  # logged out (another tab, or expired)
-        user = None
+    if user is not None and user.sid is not None:
+        user = _still_valid(user)
     if user is None:
+        st.session_state.pop(auth.SESSION_KEY, None)
         user = _cookie_user()
     if user is None and sso_configured() and st.user.get("is_logged_in", False):
         user = auth.sso_user(auth.load_users(), str(st.user.get("email") or ""))
     if user is not None:
         st.session_state[auth.SESSION_KEY] = user
     return user
+
+
+def _still_valid(user: auth.User) -> auth.User | None:
+    """A password user at each run: not logged out (in another tab too), still in the users
+    file, with the role it gives now."""
+    if sessions.ended(acks.default_path(), str(user.sid)):
+        return None
+    account = auth.load_users().accounts.get(user.name)
+    if account is None:
+        return None
+    return user if account.role is user.role else replace(user, role=account.role)
 
 
 def _cookie_user() -> auth.User | None:

@@ -4,6 +4,7 @@ change them, and hostile input that changes nothing."""
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from datetime import time as clock
@@ -353,3 +354,21 @@ def test_data_shown_in_markdown_is_escaped(text: str) -> None:
     for i, char in enumerate(escaped):
         if specials.match(char) and char != "\\":
             assert escaped[i - 1] == "\\", (text, escaped, i)
+
+
+def test_a_changed_role_applies_at_the_next_run_and_a_removed_user_is_out(
+    dashboard_env: Path,
+) -> None:
+    at = _logged_in(MANAGER)
+    assert _titles(at) == ["Floor"]
+    users = Path(os.environ[auth.USERS_ENV])
+    original = users.read_text()
+    users.write_text(original.replace('role = "manager"', 'role = "surveillance"'))
+    at.run()
+    _nothing_wrong(at)
+    assert [p for p in TITLES if not _unreachable(at, p)] == [
+        "integrity", "dealers", "round_explorer"
+    ]  # fmt: skip
+    users.write_text(original.replace("[users.ana]", "[users.someone_else]"))
+    at.run()
+    assert _titles(at) == ["Croupier"] and not at.metric
