@@ -1,5 +1,6 @@
-"""The dashboards' own audit trail: acknowledgements of alerts (who, when, note) and refused
-sign-ins (when, which account, from where, why), kept in a small SQLite file: append-only
+"""The dashboards' own audit trail: acknowledgements of alerts (who, when, note), refused
+sign-ins (when, which account, from where, why) and ended sign-in sessions (whose cookies are
+refused from then on, dashboards/sessions.py), kept in a small SQLite file: append-only
 (triggers refuse updates and deletes), so the log is the audit trail.
 
 The file is `<data_dir>/dashboards/acks.sqlite`, never the lake, which only the consumer writes.
@@ -47,6 +48,15 @@ CREATE TRIGGER IF NOT EXISTS sign_in_failures_no_update BEFORE UPDATE ON sign_in
 BEGIN SELECT RAISE(ABORT, 'sign_in_failures is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS sign_in_failures_no_delete BEFORE DELETE ON sign_in_failures
 BEGIN SELECT RAISE(ABORT, 'sign_in_failures is append-only'); END;
+CREATE TABLE IF NOT EXISTS sessions_ended (
+    sid TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    ended_at TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS sessions_ended_no_update BEFORE UPDATE ON sessions_ended
+BEGIN SELECT RAISE(ABORT, 'sessions_ended is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS sessions_ended_no_delete BEFORE DELETE ON sessions_ended
+BEGIN SELECT RAISE(ABORT, 'sessions_ended is append-only'); END;
 """
 
 
@@ -148,3 +158,19 @@ def sign_in_failures(path: Path, *, limit: int = 500) -> pd.DataFrame:
             [limit],
         ).fetchall()
     return pd.DataFrame(rows, columns=columns)
+
+
+def end_session(path: Path, *, sid: str, name: str) -> None:
+    """End sign-in session `sid` for good: its cookie is refused from now on, by every server
+    process, across restarts. Ending it twice is ending it once."""
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    with _connect(path) as con, con:
+        con.execute("INSERT OR IGNORE INTO sessions_ended VALUES (?, ?, ?)", [sid, name, at])
+
+
+def session_ended(path: Path, sid: str) -> bool:
+    if not path.is_file():
+        return False
+    with _connect(path) as con:
+        row = con.execute("SELECT 1 FROM sessions_ended WHERE sid = ?", [sid]).fetchone()
+    return row is not None

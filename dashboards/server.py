@@ -46,7 +46,7 @@ async def end_session(request: Request) -> RedirectResponse:
     cookie = request.cookies.get(sessions.COOKIE, "")
     session = sessions.verify(cookie, sessions.load_key()) if cookie else None
     if session is not None:
-        sessions.end(acks.default_path(), session)
+        acks.end_session(acks.default_path(), sid=session.sid, name=session.name)
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(sessions.COOKIE, path="/", httponly=True, samesite="lax")
     return response

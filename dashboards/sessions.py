@@ -11,8 +11,8 @@ The cookie, `croupier_session`, carries the session id, the user name and the ex
 with HMAC-SHA256 under a key kept in `<data_dir>/dashboards/session.key` (made once, mode 600).
 Every app run checks signature, expiry and that the session was not ended, and takes the role
 from the users file as it is now (a user removed from it is out at the next run). Logging out
-ends the session for good (kept in the dashboards' audit file, so a copied cookie stays dead
-across restarts) and `/_croupier/logout` clears the cookie.
+ends the session for good (`acks.end_session`: kept in the dashboards' audit file, so a
+copied cookie stays dead across restarts) and `/_croupier/logout` clears the cookie.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import hmac
 import json
 import os
 import secrets
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -134,42 +133,3 @@ class Handoffs:
 
 
 HANDOFFS = Handoffs()
-
-
-_ENDED_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions_ended (
-    sid TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    ended_at TEXT NOT NULL,
-    expires_at REAL NOT NULL
-);
-"""
-
-
-def end(path: Path, session: Session) -> None:
-    """End `session` for good: its cookie is refused from now on, by every server process."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(path, timeout=10)
-    try:
-        con.executescript(_ENDED_SCHEMA)
-        with con:
-            con.execute(
-                "INSERT OR IGNORE INTO sessions_ended VALUES (?, ?, ?, ?)",
-                [session.sid, session.name, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                 session.expires_at],
-            )  # fmt: skip
-    finally:
-        con.close()
-
-
-def ended(path: Path, sid: str) -> bool:
-    if not path.is_file():
-        return False
-    con = sqlite3.connect(path, timeout=10)
-    try:
-        con.executescript(_ENDED_SCHEMA)
-        return (
-            con.execute("SELECT 1 FROM sessions_ended WHERE sid = ?", [sid]).fetchone() is not None
-        )
-    finally:
-        con.close()

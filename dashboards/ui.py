@@ -52,7 +52,7 @@ def logged_in_user() -> auth.User | None:
 def _still_valid(user: auth.User) -> auth.User | None:
     """A password user at each run: not logged out (in another tab too), still in the users
     file, with the role it gives now."""
-    if sessions.ended(acks.default_path(), str(user.sid)):
+    if acks.session_ended(acks.default_path(), str(user.sid)):
         return None
     account = auth.load_users().accounts.get(user.name)
     if account is None:
@@ -67,7 +67,7 @@ def _cookie_user() -> auth.User | None:
     if not isinstance(cookie, str) or not cookie:
         return None
     session = sessions.verify(cookie, sessions.load_key())
-    if session is None or sessions.ended(acks.default_path(), session.sid):
+    if session is None or acks.session_ended(acks.default_path(), session.sid):
         return None
     account = auth.load_users().accounts.get(session.name)
     if account is None:
@@ -112,9 +112,7 @@ def log_out() -> None:
     if sso_configured() and st.user.get("is_logged_in", False):
         st.logout()
     elif isinstance(user, auth.User) and user.sid is not None:
-        expires_at = user.logged_in_at + auth.SESSION_HOURS * 3600
-        session = sessions.Session(sid=user.sid, name=user.name, expires_at=expires_at)
-        sessions.end(acks.default_path(), session)  # its cookie is dead from now on
+        acks.end_session(acks.default_path(), sid=user.sid, name=user.name)  # cookie dead now
         st.session_state[_LEAVING] = True  # and the logout route clears it
 
 

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dashboards import auth
 
@@ -266,3 +268,35 @@ def test_demo_users_are_private_files_whose_passwords_verify(tmp_path: Path) -> 
 def test_missing_users_file_says_how_to_make_one(tmp_path: Path) -> None:
     with pytest.raises(auth.UsersFileError, match="croupier dashboard"):
         auth.load_users(tmp_path / "none.toml")
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)  # the fixture is read-only: one users file for every example
+@given(name=st.text(max_size=300), password=st.text(max_size=300), client=st.text(max_size=60))
+def test_any_sign_in_input_is_refused_with_a_message_never_an_exception(
+    locky: auth.Users, name: str, password: str, client: str
+) -> None:
+    """Input we did not design: whatever is typed in the form, from whatever address."""
+    seen: list[auth.Failure] = []
+    with pytest.raises(auth.LoginRefused):
+        auth.authenticate(
+            locky, name, "not-" + password, client=client, throttle=auth.Throttle(),
+            on_failure=seen.append,
+        )  # fmt: skip
+    assert [f.reason for f in seen] in (["wrong password"], ["unknown user name"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    peer=st.none() | st.text(max_size=40),
+    forwarded=st.text(max_size=200),
+    trusted=st.lists(st.text(max_size=20), max_size=3),
+)
+def test_any_forwarded_header_gives_an_address_never_an_exception(
+    peer: str | None, forwarded: str, trusted: list[str]
+) -> None:
+    client = auth.client_address(peer, {"X-Forwarded-For": forwarded}, trusted)
+    assert (
+        isinstance(client, str) and client and len(client) <= max(auth.MAX_INPUT, len(peer or ""))
+    )

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dashboards.gate import is_open
 from tests.dashboards.browser import serve
@@ -73,3 +75,12 @@ def test_the_gate_opens_only_what_the_sign_in_page_needs(path: str, open_: bool)
 def test_docs_name_what_stays_reachable() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert "/_stcore/health" in readme and "/_stcore/metrics" in readme
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=200))
+def test_any_path_is_judged_and_core_paths_stay_closed(path: str) -> None:
+    """Input we did not design: whatever path a client asks for."""
+    assert isinstance(is_open(path), bool)
+    assert is_open("/_stcore/metrics/" + path) is False
+    assert is_open("/_croupier/x" + path) is False

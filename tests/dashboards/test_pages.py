@@ -14,7 +14,7 @@ import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboards import acks, auth, sessions, ui
+from dashboards import acks, auth, ui
 from tests.dashboards.browser import MANAGER, SURVEILLANCE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -322,7 +322,7 @@ def test_log_out_goes_back_to_the_login(dashboard_env: Path) -> None:
     at.run()  # the browser is sent to the logout route, which clears the cookie
     _nothing_wrong(at)
     assert not at.metric and _titles(at) == []
-    assert sessions.ended(acks.default_path(), user.sid)  # the cookie is dead already
+    assert acks.session_ended(acks.default_path(), user.sid)  # the cookie is dead already
     at.run()
     assert _titles(at) == ["Croupier"] and not at.metric
 
