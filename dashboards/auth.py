@@ -42,16 +42,43 @@ class Role(StrEnum):
     SURVEILLANCE = "surveillance"
 
 
-# Which role sees which page: the one table the router and every page consult.
-PAGE_ROLES: dict[str, frozenset[Role]] = {
-    "floor": frozenset({Role.MANAGER}),
-    "revenue": frozenset({Role.MANAGER}),
-    "integrity": frozenset({Role.MANAGER, Role.SURVEILLANCE}),
-    "dealers": frozenset({Role.MANAGER, Role.SURVEILLANCE}),
-    "progressive": frozenset({Role.MANAGER}),
-    "round_explorer": frozenset({Role.MANAGER, Role.SURVEILLANCE}),
-    "sign_ins": frozenset({Role.MANAGER}),
-}
+PAGES = frozenset(
+    {"floor", "revenue", "integrity", "dealers", "progressive", "round_explorer", "sign_ins"}
+)
+MEASURES = frozenset({"money"})
+ROLES_FILE = Path(__file__).with_name("roles.toml")
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What a role may see: its pages and the measures its figures may carry (roles.toml)."""
+
+    pages: frozenset[str] = frozenset()
+    measures: frozenset[str] = frozenset()
+
+    @property
+    def money(self) -> bool:
+        return "money" in self.measures
+
+
+NOTHING = Grant()
+
+
+def load_grants(text: str, *, origin: str) -> dict[Role, Grant]:
+    """Each role's grant from roles TOML; every role, page and measure must be known."""
+    raw = tomllib.loads(text)
+    if set(raw) != set(Role):
+        raise ValueError(f"{origin}: roles {sorted(raw)}, expected {sorted(Role)}")
+    grants: dict[Role, Grant] = {}
+    for role, entry in raw.items():
+        pages, measures = set(entry.get("pages", ())), set(entry.get("measures", ()))
+        if set(entry) - {"pages", "measures"} or pages - PAGES or measures - MEASURES:
+            raise ValueError(f"{origin}: [{role}] names an unknown key, page or measure")
+        grants[Role(role)] = Grant(frozenset(pages), frozenset(measures))
+    return grants
+
+
+GRANTS: dict[Role, Grant] = load_grants(ROLES_FILE.read_text("utf-8"), origin=str(ROLES_FILE))
 
 
 class UsersFileError(ValueError):
@@ -65,8 +92,12 @@ class User:
     logged_in_at: float
     sid: str | None = None  # the cookie session it came with (dashboards/sessions.py)
 
+    @property
+    def grant(self) -> Grant:
+        return GRANTS[self.role]
+
     def may_see(self, page: str) -> bool:
-        return self.role in PAGE_ROLES[page]
+        return page in self.grant.pages
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -6,13 +6,20 @@ costs ~0.3 s), the marts attached pinned at the snapshot that build published
 (`<marts>/published.json`, croupier/commands/build.py): the pages show the last successful build,
 whole, never a build half done or one that failed. Each query runs on a fresh cursor of its own,
 closed at once.
+
+What a frame carries depends on who reads it (`viewer`): the measures the reader's role lacks
+(dashboards/roles.toml; for surveillance, money) are taken out of every frame here, after the
+shared cache and before any page sees it — columns and JSON fields ending in `_cents`, and the
+amounts statistical alerts compare (their explanations then speak in standard deviations).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -23,7 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from dashboards import acks
+from dashboards import acks, auth
 from dashboards.rule_texts import text_of
 
 # Results are cached this long; the cache key also holds the published marts snapshot (read from
@@ -210,11 +217,84 @@ _NULLABLE_INTS = {
 
 
 def _frame(sql: str, params: Sequence[Any] = (), *, version: Version | None = None) -> pd.DataFrame:
+    """The query's rows as the current viewer may see them (the cache holds them whole)."""
     store = current_store()
     lake = str(store.lake) if store.lake is not None else None
     if version is None:
         version = _version(store)
-    return _cached_frame(str(store.marts), lake, version, sql, tuple(params))
+    return redact(_cached_frame(str(store.marts), lake, version, sql, tuple(params)), viewer())
+
+
+# --- who reads ----------------------------------------------------------------------------
+
+_VIEWING_AS: ContextVar[auth.Grant | None] = ContextVar("croupier_viewing_as", default=None)
+# Statistical tests whose observed, expected and interval figures are amounts of money.
+MONEY_TESTS = frozenset({"hold_vs_theoretical", "dealer_player_pair"})
+_MONEY_FIGURES = ["observed", "expected", "interval_low", "interval_high"]
+_JSON_COLUMNS = ("evidence", "payload")
+
+
+def viewer() -> auth.Grant:
+    """What the reader may see: inside `viewing_as`, that grant; in a Streamlit session, the
+    grant of its signed-in user, read at every query; otherwise nothing."""
+    given = _VIEWING_AS.get()
+    if given is not None:
+        return given
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return auth.NOTHING
+    user = auth.session_user(st.session_state)
+    return auth.NOTHING if user is None else user.grant
+
+
+@contextlib.contextmanager
+def viewing_as(grant: auth.Grant) -> Iterator[None]:
+    """Read as a role with `grant` (the CLI, tests and benchmarks: no Streamlit session)."""
+    token = _VIEWING_AS.set(grant)
+    try:
+        yield
+    finally:
+        _VIEWING_AS.reset(token)
+
+
+def _is_money(name: object) -> bool:
+    return isinstance(name, str) and name.endswith("_cents")
+
+
+def _without_money(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_money(v) for k, v in value.items() if not _is_money(k)}
+    if isinstance(value, list):
+        return [_without_money(v) for v in value]
+    return value
+
+
+def _json_without_money(text: Any) -> Any:
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return text
+    try:
+        body = json.loads(text)
+    except (TypeError, ValueError):
+        return "(withheld)"  # not JSON: nothing tells which part is money
+    return json.dumps(_without_money(body), ensure_ascii=False, separators=(", ", ": "))
+
+
+def redact(frame: pd.DataFrame, grant: auth.Grant) -> pd.DataFrame:
+    """`frame` without the measures `grant` lacks: for a role without money, no `_cents`
+    column, no `_cents` field in the JSON columns (evidence, payload) and no amount in a
+    statistical alert."""
+    if grant.money:
+        return frame
+    shown = frame.drop(columns=[c for c in frame.columns if _is_money(c)])
+    for column in _JSON_COLUMNS:
+        if column in shown.columns:
+            shown[column] = [_json_without_money(v) for v in shown[column]]
+    if "test_name" in shown.columns and set(_MONEY_FIGURES) <= set(shown.columns):
+        money_rows = shown["test_name"].isin(MONEY_TESTS)
+        shown[_MONEY_FIGURES] = shown[_MONEY_FIGURES].astype("float64")
+        shown.loc[money_rows, _MONEY_FIGURES] = math.nan
+    return shown
 
 
 def _where(
@@ -762,7 +842,8 @@ def statistical_alerts(f: Filters) -> pd.DataFrame:
         """,
         [f.start, f.end],
     )
-    frame["explanation"] = [explain(row) for row in frame.to_dict("records")]
+    money = viewer().money
+    frame["explanation"] = [explain(row, money=money) for row in frame.to_dict("records")]
     done = acks.acknowledged(current_store().acks, acks.AlertKind.STATISTICAL)
     frame["acknowledged"] = frame["alert_id"].isin(done)
     return frame
@@ -778,8 +859,15 @@ def _soles(cents: float) -> str:
     return f"S/ {cents / 100:,.2f}"
 
 
-def explain(alert: dict[str, Any]) -> str:
-    """What a failed statistical test means, in words a floor supervisor can act on."""
+def _deviation(alert: dict[str, Any]) -> str:
+    z = float(alert["z_score"])
+    side = "above" if z > 0 else "below"
+    return f"{abs(z):.2f} standard deviations {side} the theoretical win (z = {z:.2f})"
+
+
+def explain(alert: dict[str, Any], *, money: bool) -> str:
+    """What a failed statistical test means, in words a floor supervisor can act on; without
+    `money`, amounts are told as standard deviations from the theoretical win."""
     test, subject = str(alert["test_name"]), str(alert["subject_id"])
     p = alert.get("p_value")
     p = None if p is None or (isinstance(p, float) and math.isnan(p)) else float(p)
@@ -791,18 +879,24 @@ def explain(alert: dict[str, Any]) -> str:
         + ("" if pd.isna(alert.get("shift_no")) else f", shift {int(alert['shift_no'])}")
     )
     if test == "hold_vs_theoretical":
-        observed, expected = float(alert["observed"]), float(alert["expected"])
-        side = "more" if observed > expected else "less"
+        side = "more" if float(alert["z_score"]) > 0 else "less"  # z: (observed - expected) / sd
         hint = (
             "short pays, commission over-collected or mis-recorded payouts"
             if side == "more"
             else "overpayments, collusion or advantage play"
         )
+        if not money:
+            return (
+                f"{alert['subject_type'].capitalize()} {subject} {when}: the house's result was "
+                f"{_deviation(alert)}, where 95 % of fair results are within 1.96, so the house "
+                f"won {side} than chance explains. {chance} Check for {hint}."
+            )
         return (
             f"{alert['subject_type'].capitalize()} {subject} {when}: the house kept "
-            f"{_soles(observed)} where {_soles(expected)} was expected; 95 % of fair results "
-            f"fall between {_soles(alert['interval_low'])} and {_soles(alert['interval_high'])}, "
-            f"so the house won {side} than chance explains (z = {alert['z_score']:.2f}). "
+            f"{_soles(alert['observed'])} where {_soles(alert['expected'])} was expected; 95 % of "
+            f"fair results fall between {_soles(alert['interval_low'])} and "
+            f"{_soles(alert['interval_high'])}, so the house won {side} than chance explains "
+            f"(z = {alert['z_score']:.2f}). "
             f"{chance} Check for {hint}."
         )
     if test in ("dice_positions", "dice_faces"):
@@ -827,11 +921,16 @@ def explain(alert: dict[str, Any]) -> str:
             f"expected (DEF-THP4). {chance} Check the recorded hits against the cards."
         )
     if test == "dealer_player_pair":
+        result = (
+            f"{_soles(alert['observed'])} against {_soles(alert['expected'])} expected over "
+            f"{alert['sample_size']:,} positions (z = {alert['z_score']:.2f})"
+            if money
+            else f"{_deviation(alert)} over {alert['sample_size']:,} positions"
+        )
         return (
-            f"Pair {subject} {when}: the house result was {_soles(alert['observed'])} against "
-            f"{_soles(alert['expected'])} expected over {alert['sample_size']:,} positions "
-            f"(z = {alert['z_score']:.2f}), below the threshold corrected for the number of "
-            f"pairs tested. {chance} Review the rounds this dealer ran for this player."
+            f"Pair {subject} {when}: the house result was {result}, below the threshold "
+            f"corrected for the number of pairs tested. {chance} Review the rounds this dealer "
+            "ran for this player."
         )
     threshold = f"{alert['threshold_rule']} {alert['threshold']}"
     return f"{test} on {subject} {when} failed ({threshold}). {chance}"

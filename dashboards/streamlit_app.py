@@ -1,5 +1,5 @@
 """Croupier dashboards: the router. Until someone logs in it serves the login page alone; then
-only the pages that user's role may see (auth.PAGE_ROLES), with a log-out button.
+only the pages that user's role may see (dashboards/roles.toml), with a log-out button.
 """
 
 from __future__ import annotations

@@ -155,7 +155,8 @@ def build_caption() -> None:
         )
         st.caption(
             f"Marts built {info.finished_at:%Y-%m-%d %H:%M} UTC from lake snapshot "
-            f"{info.lake_snapshot_id} ({shown}). Money in soles (S/); times in UTC."
+            f"{info.lake_snapshot_id} ({shown}). "
+            + ("Money in soles (S/); times in UTC." if data.viewer().money else "Times in UTC.")
         )
 
 

@@ -57,12 +57,18 @@ if found is None:
 
 h = found.header
 st.subheader(f"{ui.plain(h['round_id'])} · {ui.plain(h['game'])} at {ui.plain(h['table_id'])}")
-row = st.columns([1, 1.6, 1.2, 1.2, 0.8])
-row[0].metric("Status", str(h["status"]), border=True)
-row[1].metric("Dealer", str(h["dealer_id"]), border=True)
-row[2].metric("Handle", ui.money(h["handle_cents"]), border=True)
-row[3].metric("House result", ui.money(h["settled_house_result_cents"]), border=True)
-row[4].metric("Violations", f"{int(h['violations'] or 0)}", border=True)
+# The round's money only when the data layer gave it (a role without money gets none).
+figures = [("Status", str(h["status"])), ("Dealer", str(h["dealer_id"]))]
+if "handle_cents" in h:
+    figures += [
+        ("Handle", ui.money(h["handle_cents"])),
+        ("House result", ui.money(h["settled_house_result_cents"])),
+    ]
+else:
+    figures.append(("Bets", f"{len(found.bets):,}"))
+figures.append(("Violations", f"{int(h['violations'] or 0)}"))
+for column, (label, value) in zip(st.columns(len(figures)), figures, strict=True):
+    column.metric(label, value, border=True)
 ended = "–" if pd.isna(h["ended_at"]) else f"{pd.Timestamp(h['ended_at']):%H:%M:%S}"
 details = [
     f"deck {h['deck_id']}",

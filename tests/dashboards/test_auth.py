@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import stat
 import time
 from pathlib import Path
@@ -238,10 +239,32 @@ def test_the_client_address_trusts_only_the_configured_proxies(
 def test_surveillance_sees_integrity_dealers_and_round_explorer_only() -> None:
     manager = auth.User(name="a", role=auth.Role.MANAGER, logged_in_at=time.time())
     watcher = auth.User(name="s", role=auth.Role.SURVEILLANCE, logged_in_at=time.time())
-    assert all(manager.may_see(page) for page in auth.PAGE_ROLES)
-    assert {p for p in auth.PAGE_ROLES if watcher.may_see(p)} == {
+    assert all(manager.may_see(page) for page in auth.PAGES)
+    assert {p for p in auth.PAGES if watcher.may_see(p)} == {
         "integrity", "dealers", "round_explorer"
     }  # fmt: skip
+    # The README's promise: surveillance sees no money figure, managers do.
+    assert manager.grant.money and not watcher.grant.money
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[manager]\npages = []\n",  # a role missing
+        '[manager]\n[surveillance]\n[auditor]\npages = ["floor"]\n',  # a role unknown
+        '[manager]\npages = ["casino"]\n[surveillance]\n',  # a page unknown
+        '[manager]\nmeasures = ["cash"]\n[surveillance]\n',  # a measure unknown
+        '[manager]\ncolumns = ["x"]\n[surveillance]\n',  # a key unknown
+    ],
+)
+def test_a_roles_file_naming_anything_unknown_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match=r"roles\.toml"):
+        auth.load_grants(text, origin="roles.toml")
+
+
+def test_the_router_offers_exactly_the_pages_roles_can_name() -> None:
+    router = (Path(auth.__file__).parent / "streamlit_app.py").read_text()
+    assert set(re.findall(r'^    "([a-z_]+)": st\.Page', router, re.M)) == auth.PAGES
 
 
 def test_a_session_older_than_its_lifetime_is_logged_out() -> None:

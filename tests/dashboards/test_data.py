@@ -3,6 +3,7 @@ the lake's settlements for the same filters, and hostile input is only ever a pa
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from dashboards import acks, data
+from dashboards import acks, auth, data
 
 HOSTILE = [
     "' OR 1=1 --",
@@ -25,6 +26,13 @@ def _days(marts: duckdb.DuckDBPyConnection) -> tuple[date, date]:
     row = marts.execute("SELECT min(gaming_date), max(gaming_date) FROM fct_rounds").fetchone()
     assert row is not None
     return row[0], row[1]
+
+
+@pytest.fixture(autouse=True)
+def as_manager() -> Iterator[None]:
+    """These tests read as a manager (every measure); surveillance's view is tested apart."""
+    with data.viewing_as(auth.GRANTS[auth.Role.MANAGER]):
+        yield
 
 
 @pytest.fixture
@@ -286,7 +294,7 @@ def test_acknowledged_violations_leave_the_open_alerts(
 
 
 def test_hold_alert_explained_with_its_band_and_odds() -> None:
-    text = data.explain(
+    alert = (
         {
             "test_name": "hold_vs_theoretical", "subject_type": "table", "subject_id": "TP-02",
             "gaming_date": date(2025, 1, 10), "shift_no": 2, "observed": -958000.0,
@@ -294,9 +302,41 @@ def test_hold_alert_explained_with_its_band_and_odds() -> None:
             "z_score": -2.29, "p_value": 0.02,
         }
     )  # fmt: skip
+    text = data.explain(alert, money=True)
     assert text.startswith("Table TP-02 on 2025-01-10, shift 2: the house kept S/ -9,580.00")
     assert "between S/ -8,121.57 and S/ 9,045.37" in text
     assert "less than chance explains" in text and "about 1 time in 50" in text
+    # Without money: the same alert in standard deviations, no amount at all.
+    text = data.explain(alert, money=False)
+    assert "2.29 standard deviations below the theoretical win (z = -2.29)" in text
+    assert "S/" not in text and "9,580" not in text and "less than chance explains" in text
+
+
+def test_without_money_no_frame_carries_an_amount(everything: data.Filters) -> None:
+    """The data layer itself takes money out for a role without it: no `_cents` column, no
+    `_cents` field in evidence or event payloads, no amount in a statistical alert."""
+    with data.viewing_as(auth.GRANTS[auth.Role.SURVEILLANCE]):
+        frames = {
+            "payouts": data.payout_accuracy(everything),
+            "scorecards": data.dealer_scorecards(everything),
+            "violations": data.violations_detail(everything),
+            "alerts": data.statistical_alerts(everything),
+            "revenue": data.revenue(everything, "game"),
+        }
+        rounds = [data.round_detail(r) for r in data.violations_detail(everything)["round_id"][:5]]
+    assert all(r is not None for r in rounds)
+    frames |= {f"round {i} {part}": getattr(r, part) for i, r in enumerate(rounds) if r
+               for part in ("bets", "events", "violations")}  # fmt: skip
+    for name, frame in frames.items():
+        assert not [c for c in frame.columns if c.endswith("_cents")], name
+        assert "_cents" not in frame.to_csv(), name
+    alerts = frames["alerts"]
+    money = alerts[alerts["test_name"].isin(data.MONEY_TESTS)]
+    assert money[["observed", "expected", "interval_low", "interval_high"]].isna().all().all()
+    assert not alerts["explanation"].str.contains("S/").any()
+    # The manager's frames do carry them (the check above can fail).
+    assert "_cents" in data.violations_detail(everything).to_csv()
+    assert "handle_cents" in data.dealer_scorecards(everything).columns
 
 
 def test_cards_are_shown_with_suits_and_the_joker() -> None:

@@ -4,17 +4,22 @@ change them, and hostile input that changes nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
+from collections.abc import Iterator
 from datetime import time as clock
 from pathlib import Path
+from typing import Any
 
 import duckdb
+import pandas as pd
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboards import acks, auth, ui
+from dashboards import acks, auth, rule_texts, ui
 from tests.dashboards.browser import MANAGER, SURVEILLANCE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -372,3 +377,109 @@ def test_a_changed_role_applies_at_the_next_run_and_a_removed_user_is_out(
     users.write_text(original.replace("[users.ana]", "[users.someone_else]"))
     at.run()
     assert _titles(at) == ["Croupier"] and not at.metric
+
+
+# --- what each role sees: no money figure reaches surveillance --------------------------------
+
+MONEY_FLOOR = 100_000  # céntimos: amounts from S/ 1,000.00, unlike any count or rate shown
+
+
+def _shown(at: AppTest) -> tuple[str, list[pd.DataFrame]]:
+    """Everything the app sent to the browser: the text of every element (markdown, metrics,
+    captions, column labels, chart specs) and every table and chart's data, decoded."""
+    texts: list[str] = []
+    frames: list[pd.DataFrame] = []
+
+    def walk(message: Any) -> None:
+        for field, value in message.ListFields():
+            for item in value if field.is_repeated else [value]:
+                if isinstance(item, str):
+                    texts.append(item)
+                elif isinstance(item, bytes):
+                    with contextlib.suppress(pa.ArrowInvalid):
+                        frames.append(pa.ipc.open_stream(item).read_all().to_pandas())
+                elif hasattr(item, "ListFields"):
+                    walk(item)
+
+    for node in at._tree:
+        if getattr(node, "proto", None) is not None:
+            walk(node.proto)
+    texts += [" ".join(map(str, frame.columns)) + "\n" + frame.to_csv() for frame in frames]
+    return "\n".join(texts), frames
+
+
+def _known_amounts(marts: duckdb.DuckDBPyConnection) -> set[int]:
+    """Amounts of the demo lake a page could show, in céntimos (absolute, from MONEY_FLOOR):
+    each bet's, each round's, the sums per dealer, table, game and day, and the amounts the
+    statistical alerts compare."""
+    rows = marts.execute(
+        f"""
+        WITH bets AS (FROM marts.main.fct_bets), v AS (
+            SELECT unnest([wager_cents, payout_cents, house_result_cents, net_cents]) AS c
+            FROM bets
+            UNION ALL SELECT unnest([handle_cents, settled_house_result_cents])
+            FROM marts.main.fct_rounds
+            UNION ALL SELECT unnest([sum(wager_cents), sum(house_result_cents),
+                                     sum(theoretical_win_cents)::BIGINT])
+            FROM bets GROUP BY GROUPING SETS ((dealer_id), (table_id), (game), (gaming_date),
+                                              (dealer_id, gaming_date), ())
+            UNION ALL SELECT unnest([observed, expected, interval_low, interval_high])::BIGINT
+            FROM marts.main.fct_statistical_alerts
+            WHERE test_name IN ('hold_vs_theoretical', 'dealer_player_pair')
+        )
+        SELECT DISTINCT abs(c) FROM v WHERE abs(c) >= {MONEY_FLOOR}
+        """
+    ).fetchall()
+    return {int(c) for (c,) in rows}
+
+
+def _money_seen(at: AppTest, amounts: set[int]) -> list[str]:
+    """Every money figure in what `at` rendered: the S/ sign, a money column, one of the
+    lake's amounts as the pages print it (1,234.56) or as a table holds it (12.3456e2 or
+    123456), a `_cents` field in a JSON cell."""
+    text, frames = _shown(at)
+    # The regulation's own words are no figure of the lake ("a fixed S/ 5 wager", DEF-THP4).
+    for rule in sorted(rule_texts.load().values(), key=lambda r: -len(r.text)):
+        text = text.replace(rule.text, "")
+    found = [f"text: {m.group(0)!r}" for m in re.finditer(r".{0,40}S/.{0,20}", text)]
+    found += [f"printed amount {a}" for a in amounts if f"{a // 100:,}.{a % 100:02d}" in text]
+    found += [f"`_cents` in text: {m.group(0)!r}" for m in re.finditer(r"\w+_cents", text)]
+    for frame in frames:
+        for column in frame.columns:
+            values = pd.to_numeric(frame[column], errors="coerce").dropna()
+            hits = {round(abs(v) * 100) for v in values} | {round(abs(v)) for v in values}
+            found += [f"column {column!r} holds amount {a}" for a in sorted(hits & amounts)]
+    return found
+
+
+def _every_page_of(who: tuple[str, str], round_id: str) -> Iterator[tuple[str, AppTest]]:
+    at = _logged_in(who)
+    grant = auth.GRANTS[auth.session_user(at.session_state).role]  # type: ignore[union-attr]
+    for page in sorted(grant.pages):
+        _visit(at, page)
+        _nothing_wrong(at)
+        if page == "round_explorer":
+            at.text_input(key="find_round_id").input(round_id)
+            at.run()
+            _nothing_wrong(at)
+            assert {"Settlement", "Violations"} <= {s.value for s in at.subheader}
+        yield page, at
+
+
+def test_no_money_figure_of_the_lake_reaches_surveillance_on_any_page(
+    dashboard_env: Path, marts: duckdb.DuckDBPyConnection
+) -> None:
+    """Every page each role may see, rendered whole (a round opened in the explorer: one whose
+    violations carry amounts in their evidence) and scanned for money: surveillance sees none,
+    a manager sees it (so the scan finds what it looks for)."""
+    amounts = _known_amounts(marts)
+    row = marts.execute(
+        "SELECT round_id FROM marts.main.fct_violations WHERE evidence::VARCHAR LIKE '%_cents%' "
+        "ORDER BY round_id LIMIT 1"
+    ).fetchone()
+    assert row is not None and len(amounts) > 20
+    for page, at in _every_page_of(SURVEILLANCE, str(row[0])):
+        assert _money_seen(at, amounts) == [], page
+    manager = {page: _money_seen(at, amounts) for page, at in _every_page_of(MANAGER, str(row[0]))}
+    assert all(manager[page] for page in ("floor", "revenue", "integrity", "dealers")), manager
+    assert any("S/" in seen for seen in manager["round_explorer"])
