@@ -481,5 +481,7 @@ def test_no_money_figure_of_the_lake_reaches_surveillance_on_any_page(
     for page, at in _every_page_of(SURVEILLANCE, str(row[0])):
         assert _money_seen(at, amounts) == [], page
     manager = {page: _money_seen(at, amounts) for page, at in _every_page_of(MANAGER, str(row[0]))}
+    print(f"\n{len(amounts)} amounts of the lake looked for; money figures a manager sees per "
+          f"page: { {page: len(seen) for page, seen in manager.items()} }")  # fmt: skip
     assert all(manager[page] for page in ("floor", "revenue", "integrity", "dealers")), manager
     assert any("S/" in seen for seen in manager["round_explorer"])
