@@ -91,6 +91,7 @@ class User:
     role: Role
     logged_in_at: float
     sid: str | None = None  # the cookie session it came with (dashboards/sessions.py)
+    sso: bool = False  # vouched for by the identity provider (st.login), not a password
 
     @property
     def grant(self) -> Grant:
@@ -331,7 +332,7 @@ def sso_user(users: Users, email: str | None) -> User | None:
     if not email:
         return None
     role = users.sso_roles.get(email.lower())
-    return User(name=email, role=role, logged_in_at=time.time()) if role else None
+    return User(name=email, role=role, logged_in_at=time.time(), sso=True) if role else None
 
 
 def session_user(state: object) -> User | None:

@@ -228,8 +228,11 @@ def _frame(sql: str, params: Sequence[Any] = (), *, version: Version | None = No
 # --- who reads ----------------------------------------------------------------------------
 
 _VIEWING_AS: ContextVar[auth.Grant | None] = ContextVar("croupier_viewing_as", default=None)
-# Statistical tests whose observed, expected and interval figures are amounts of money.
-MONEY_TESTS = frozenset({"hold_vs_theoretical", "dealer_player_pair"})
+# Statistical tests whose observed, expected and interval figures are counts (cards, dice,
+# hits); any other test's (hold, dealer x player, and any test added later) may be money.
+COUNTING_TESTS = frozenset(
+    {"dice_positions", "dice_faces", "card_ranks", "first_card_rank", "jackpot_frequency"}
+)
 _MONEY_FIGURES = ["observed", "expected", "interval_low", "interval_high"]
 _JSON_COLUMNS = ("evidence", "payload")
 
@@ -282,8 +285,8 @@ def _json_without_money(text: Any) -> Any:
 
 def redact(frame: pd.DataFrame, grant: auth.Grant) -> pd.DataFrame:
     """`frame` without the measures `grant` lacks: for a role without money, no `_cents`
-    column, no `_cents` field in the JSON columns (evidence, payload) and no amount in a
-    statistical alert."""
+    column, no `_cents` field in the JSON columns (evidence, payload) and no figure of a
+    statistical alert that is not a count."""
     if grant.money:
         return frame
     shown = frame.drop(columns=[c for c in frame.columns if _is_money(c)])
@@ -291,7 +294,7 @@ def redact(frame: pd.DataFrame, grant: auth.Grant) -> pd.DataFrame:
         if column in shown.columns:
             shown[column] = [_json_without_money(v) for v in shown[column]]
     if "test_name" in shown.columns and set(_MONEY_FIGURES) <= set(shown.columns):
-        money_rows = shown["test_name"].isin(MONEY_TESTS)
+        money_rows = ~shown["test_name"].isin(COUNTING_TESTS)
         shown[_MONEY_FIGURES] = shown[_MONEY_FIGURES].astype("float64")
         shown.loc[money_rows, _MONEY_FIGURES] = math.nan
     return shown
@@ -744,6 +747,22 @@ def integrity_summary(
         house_way_compliance=1 - _int(way["house_way_violations"].sum()) / hands if hands else None,
         open_alerts=int((~detail["acknowledged"]).sum() + (~alerts["acknowledged"]).sum()),
     )
+
+
+def audit_trail() -> pd.DataFrame:
+    """The acknowledgements, newest first. A note is free text: one written by a role with a
+    measure the reader lacks (a manager's, for surveillance) may quote it, and is withheld."""
+    trail = acks.audit_trail(current_store().acks)
+    grant = viewer()
+    readable = [
+        role in set(auth.Role) and auth.GRANTS[auth.Role(role)].measures <= grant.measures
+        for role in trail["role"]
+    ]
+    trail["note"] = trail["note"].where(readable, f"(withheld: {WITHHELD_NOTE})")
+    return trail
+
+
+WITHHELD_NOTE = "written by a role that sees figures you do not"
 
 
 def open_alert_choices(detail: pd.DataFrame, alerts: pd.DataFrame) -> dict[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date, timedelta
@@ -17,6 +18,7 @@ import streamlit as st
 from dashboards import acks, auth, data, sessions
 
 DEFAULT_DAYS = 7
+DOWNLOAD_TOKEN = "croupier_download_token"  # session state: this session's CSV name token
 
 
 # Money needs room: metric values a little smaller than Streamlit's default, so a figure like
@@ -37,7 +39,7 @@ def logged_in_user() -> auth.User | None:
     checked against the users file at every run; or from single sign-on when the users file
     gives the identity provider's e-mail address a role."""
     user = auth.session_user(st.session_state)
-    if user is not None and user.sid is not None:
+    if user is not None and (user.sid is not None or user.sso):
         user = _still_valid(user)
     if user is None:
         st.session_state.pop(auth.SESSION_KEY, None)
@@ -50,8 +52,15 @@ def logged_in_user() -> auth.User | None:
 
 
 def _still_valid(user: auth.User) -> auth.User | None:
-    """A password user at each run: not logged out (in another tab too), still in the users
-    file, with the role it gives now."""
+    """A user at each run, with the role the users file gives now: a password user not logged
+    out (in another tab too) and still in the file; a single sign-on user still signed in at
+    the identity provider, the address still given a role."""
+    if user.sso:
+        signed_in = sso_configured() and st.user.get("is_logged_in", False)
+        now = (
+            auth.sso_user(auth.load_users(), str(st.user.get("email") or "")) if signed_in else None
+        )
+        return None if now is None else replace(user, name=now.name, role=now.role)
     if acks.session_ended(acks.default_path(), str(user.sid)):
         return None
     account = auth.load_users().accounts.get(user.name)
@@ -127,8 +136,10 @@ def leave_if_logging_out() -> None:
 
 
 def require(page: str) -> auth.User:
-    """The logged-in user, if the role may see `page`; otherwise a notice and nothing more."""
-    user = auth.session_user(st.session_state)
+    """The logged-in user, checked anew (`logged_in_user`: also in a fragment's rerun, which
+    runs neither the router nor the page's top), if the role may see `page`; otherwise a
+    notice and nothing more."""
+    user = logged_in_user()
     if user is None or not user.may_see(page):
         st.warning("This page is not available to you. Log in with an account that may see it.")
         st.stop()
@@ -252,6 +263,13 @@ def pct(value: Any, digits: int = 2) -> str:
 _RATES = ("_pct", "_rate", "accuracy", "compliance")
 
 
+def _download_token() -> str:
+    token = st.session_state.get(DOWNLOAD_TOKEN)
+    if not isinstance(token, str):
+        token = st.session_state[DOWNLOAD_TOKEN] = secrets.token_hex(8)
+    return token
+
+
 def table(frame: pd.DataFrame, *, name: str, labels: dict[str, str] | None = None) -> None:
     """Show `frame` (money in S/, rates in %) with a CSV download of the same rows, money kept
     in exact céntimos (`*_cents` columns)."""
@@ -276,7 +294,10 @@ def table(frame: pd.DataFrame, *, name: str, labels: dict[str, str] | None = Non
     st.download_button(
         f"Download {name.replace('_', ' ')} (CSV)",
         frame.to_csv(index=False).encode(),
-        file_name=f"{name}.csv",
+        # Streamlit names a download by a hash of its bytes and file name, served to anyone who
+        # asks: a token of the session in the name keeps the address unguessable even when the
+        # content can be guessed (a surveillance user knows every cell but the money).
+        file_name=f"{name}-{_download_token()}.csv",
         mime="text/csv",
         key=f"csv_{name}",
         on_click="ignore",

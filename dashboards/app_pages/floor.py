@@ -22,6 +22,7 @@ ui.options_or_stop()
 
 @st.fragment(run_every=REFRESH)
 def live() -> None:
+    ui.require("floor")  # each refresh: a user logged out, removed or demoted sees no more
     day = data.filter_options().last_day  # the latest casino day with play: today when live
     view = data.floor(day)
     ui.build_caption()

@@ -156,7 +156,7 @@ if done := st.session_state.pop("ack_done", None):
     st.success(done, icon=":material/task_alt:")
 
 st.subheader("Audit trail")
-trail = acks.audit_trail(data.current_store().acks)
+trail = data.audit_trail()
 if trail.empty:
     st.caption("No acknowledgement yet.")
 else:

@@ -17,9 +17,10 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 import pytest
-from streamlit.testing.v1 import AppTest
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+from streamlit.testing.v1 import AppTest, local_script_runner
 
-from dashboards import acks, auth, rule_texts, ui
+from dashboards import acks, auth, data, rule_texts, ui
 from tests.dashboards.browser import MANAGER, SURVEILLANCE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -485,3 +486,133 @@ def test_no_money_figure_of_the_lake_reaches_surveillance_on_any_page(
           f"page: { {page: len(seen) for page, seen in manager.items()} }")  # fmt: skip
     assert all(manager[page] for page in ("floor", "revenue", "integrity", "dealers")), manager
     assert any("S/" in seen for seen in manager["round_explorer"])
+
+
+def _money_metrics(at: AppTest) -> list[str]:
+    return [f"{m.label}: {m.value}" for m in at.metric if "S/" in m.value]
+
+
+def _refresh_fragments(at: AppTest) -> None:
+    """Run only the page's fragments, as `st.fragment(run_every=...)` does in the browser (the
+    router and the page's top do not run)."""
+    fragments = list(at._fragment_storage._fragments)  # type: ignore[attr-defined]
+    assert fragments, "the page has a fragment"
+    plain = local_script_runner.RerunData
+
+    def fragments_only(**kwargs: Any) -> RerunData:
+        return plain(**kwargs, fragment_id_queue=list(fragments), is_auto_rerun=True)
+
+    local_script_runner.RerunData = fragments_only  # type: ignore[misc]
+    try:
+        at.run()
+    finally:
+        local_script_runner.RerunData = plain  # type: ignore[misc]
+
+
+def test_the_floor_refresh_stops_at_once_for_a_user_demoted_or_logged_out(
+    dashboard_env: Path, tmp_path: Path
+) -> None:
+    """Floor redraws itself every 30 s without the router: that rerun checks the user too."""
+    users = tmp_path / "users.toml"
+    base = users.read_text()
+    at = _visit(_logged_in(MANAGER), "floor")
+    assert _money_metrics(at)
+    _refresh_fragments(at)
+    assert _money_metrics(at)  # the refresh itself works for a manager
+    users.write_text(base.replace('role = "manager"', 'role = "surveillance"'))
+    _refresh_fragments(at)
+    _nothing_wrong(at)
+    assert _money_metrics(at) == []
+    assert [w.value for w in at.warning] == [
+        "This page is not available to you. Log in with an account that may see it."
+    ]
+    # Logged out in another tab: the same.
+    users.write_text(base)
+    at = _visit(_logged_in(MANAGER), "floor")
+    user = auth.session_user(at.session_state)
+    assert user is not None and user.sid is not None
+    acks.end_session(acks.default_path(), sid=user.sid, name=user.name)
+    _refresh_fragments(at)
+    assert _money_metrics(at) == []
+
+
+SSO_SECRETS = {
+    "auth": {
+        "redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "c" * 32,
+        "client_id": "croupier", "client_secret": "secret",
+        "server_metadata_url": "https://idp.example/.well-known/openid-configuration",
+    }
+}  # fmt: skip
+
+
+def test_a_single_sign_on_user_gets_the_role_the_users_file_gives_now(
+    dashboard_env: Path, tmp_path: Path
+) -> None:
+    users = tmp_path / "users.toml"
+    base = users.read_text()
+    users.write_text(base + '\n[sso]\n"boss@casino.pe" = "manager"\n')
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.secrets = SSO_SECRETS
+    at.user = {"email": "boss@casino.pe", "is_logged_in": True}  # type: ignore[assignment]
+    at.run()
+    _visit(at, "floor")
+    _nothing_wrong(at)
+    assert _money_metrics(at)
+    users.write_text(base + '\n[sso]\n"boss@casino.pe" = "surveillance"\n')
+    at.run()
+    _nothing_wrong(at)
+    assert _titles(at) == ["Integrity"] and _money_metrics(at) == []
+    users.write_text(base)  # the address no longer given a role
+    at.run()
+    assert _titles(at) == ["Croupier"]  # the sign-in page
+    users.write_text(base + '\n[sso]\n"boss@casino.pe" = "manager"\n')
+    at.user = {"is_logged_in": False}  # type: ignore[assignment]  # logged out at the provider
+    at.run()
+    assert _titles(at) == ["Croupier"]
+
+
+def test_a_managers_note_is_withheld_from_surveillance(dashboard_env: Path) -> None:
+    """A note is free text that may quote what its writer saw: a manager's is not shown to
+    surveillance; surveillance's own notes are, to everyone."""
+    boss = _visit(_logged_in(MANAGER), "integrity")
+    choices = boss.multiselect(key="ack_alerts").options
+    for who, note, choice in ((boss, "house kept S/ 8,918.50, tapes checked", choices[0]),):
+        who.multiselect(key="ack_alerts").set_value([choice])
+        who.text_area(key="ack_note").input(note)
+        next(b for b in who.button if b.label == "Acknowledge").click()
+        who.run()
+    sam = _visit(_logged_in(SURVEILLANCE), "integrity")
+    sam.multiselect(key="ack_alerts").set_value([sam.multiselect(key="ack_alerts").options[0]])
+    sam.text_area(key="ack_note").input("dice cup replaced")
+    next(b for b in sam.button if b.label == "Acknowledge").click()
+    sam.run()
+    _nothing_wrong(sam)
+    trail = sam.dataframe[-1].value
+    assert list(trail["note"]) == ["dice cup replaced", f"(withheld: {data.WITHHELD_NOTE})"]
+    assert "S/" not in _shown(sam)[0]
+    boss.run()
+    assert {"dice cup replaced", "house kept S/ 8,918.50, tapes checked"} <= set(
+        boss.dataframe[-1].value["note"]
+    )
+
+
+def test_a_download_address_cannot_be_computed_from_its_content(dashboard_env: Path) -> None:
+    """Streamlit serves a CSV at a hash of its bytes and name to anyone who asks; surveillance
+    knows every cell of a manager's table but the money, so the address must hold a secret."""
+    from streamlit.runtime.memory_media_file_storage import _calculate_file_id
+
+    label = "Download payout accuracy (CSV)"
+    addresses = []
+    for _ in range(2):
+        at = _visit(_logged_in(MANAGER), "integrity")
+        button = next(b for b in at.get("download_button") if b.proto.label == label)
+        addresses.append(button.proto.url)
+    assert addresses[0] != addresses[1]  # the same bytes, another session: another address
+    with data.viewing_as(auth.GRANTS[auth.Role.MANAGER]):
+        options = data.filter_options()
+        first = options.last_day - pd.Timedelta(days=ui.DEFAULT_DAYS - 1)
+        start = max(options.first_day, first)
+        frame = data.payout_accuracy(data.Filters(start=start, end=options.last_day))
+    body = frame.to_csv(index=False).encode()
+    guessed = _calculate_file_id(body, "text/csv", "payout_accuracy.csv")
+    assert all(guessed not in address for address in addresses)
