@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from dashboards import auth
@@ -121,33 +121,146 @@ def launch(playwright: Playwright) -> Browser:
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
-# Counts the app's finished script runs: a MutationObserver on the script-state attribute of
-# the app's root, so a rerun that starts and ends between two looks is still seen.
-_COUNT_RUNS = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  if (app.__runs === undefined) {
-    app.__runs = 0;
+# Counts the app's script runs where they cannot be missed, and says when the page shows them.
+# The script-state attribute of the app's root is no count: React batches the state changes of
+# the messages it has in hand into one render, so under load a whole run (running, its
+# elements, finished, not running) can reach the page as one render that leaves the attribute
+# "notRunning" as it was, and an observer of the attribute sees no run at all.
+# So, in every document of a watched page, before the app's own scripts:
+# - `finished` counts the server's ScriptFinished messages (field 6 of a ForwardMsg; one message
+#   a WebSocket frame), but for a run cut short by a rerun (the next run finishes instead). The
+#   listener is added after the app's, so the app has handled the message (its microtasks run
+#   between two listeners) when it is counted.
+# - `drawn` is `finished` as of React's last commit of the app's root that shows the app idle
+#   (a commit that follows the app's handling of a message shows it), through the hook React
+#   offers its DevTools. So a run is drawn only once a page's DOM shows its end.
+# - `doc` names the document: a reload or a redirect starts a new one, with counts from 0.
+_WATCH = """(() => {
+  if (window.__croupier !== undefined) return;
+  const w = window.__croupier = {
+    doc: `${Date.now()}-${Math.random().toString(36).slice(2)}`,
+    finished: 0, drawn: 0, commits: 0, attributeRuns: 0,
+  };
+  w.drawnSince = (mark) => (mark.doc === w.doc ? w.drawn > mark.drawn : w.drawn > 0);
+
+  const varint = (bytes, at) => {
+    let value = 0, scale = 1, byte;
+    do { byte = bytes[at++]; value += (byte & 0x7f) * scale; scale *= 128; }
+    while (byte & 0x80 && at < bytes.length);
+    return [value, at];
+  };
+  // The ScriptFinished status a ForwardMsg carries, or -1 when it is another message.
+  const finishedStatus = (bytes) => {
+    let at = 0, key, value;
+    while (at < bytes.length) {
+      [key, at] = varint(bytes, at);
+      const field = Math.floor(key / 8), wire = key % 8;
+      if (wire === 0) { [value, at] = varint(bytes, at); if (field === 6) return value; }
+      else if (wire === 2) { [value, at] = varint(bytes, at); at += value; }
+      else if (wire === 1) at += 8;
+      else if (wire === 5) at += 4;
+      else return -1;
+    }
+    return -1;
+  };
+  const FINISHED_EARLY_FOR_RERUN = 2;
+  const Native = window.WebSocket;
+  let latest = null;  // the app listens to its newest socket only
+  class Watched extends Native {
+    constructor(...args) {
+      super(...args);
+      latest = this;
+      this.__counting = false;
+    }
+    addEventListener(type, listener, options) {
+      super.addEventListener(type, listener, options);
+      if (type !== 'message' || this.__counting) return;
+      this.__counting = true;
+      super.addEventListener('message', (event) => {
+        if (this !== latest || !(event.data instanceof ArrayBuffer)) return;
+        const status = finishedStatus(new Uint8Array(event.data));
+        if (status >= 0 && status !== FINISHED_EARLY_FOR_RERUN) w.finished += 1;
+      });
+    }
+  }
+  window.WebSocket = Watched;
+
+  const appOf = (root) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app !== null && root.containerInfo instanceof Node && root.containerInfo.contains(app)
+      ? app : null;
+  };
+  // Evidence only: the count the attribute's changes give (the old, fallible way).
+  const observe = (app) => {
+    if (app.__croupierObserved) return;
+    app.__croupierObserved = true;
     new MutationObserver((records) => {
       records.forEach((record, i) => {
         const next = i + 1 < records.length ? records[i + 1].oldValue
           : app.getAttribute('data-test-script-state');
-        if (record.oldValue !== 'notRunning' && next === 'notRunning') app.__runs += 1;
+        if (record.oldValue !== 'notRunning' && next === 'notRunning') w.attributeRuns += 1;
       });
     }).observe(app, {attributes: true, attributeOldValue: true,
                      attributeFilter: ['data-test-script-state']});
-  }
-  return app.__runs;
-}"""
+  };
+  const noop = () => {};
+  const hook = window.__REACT_DEVTOOLS_GLOBAL_HOOK__ || (window.__REACT_DEVTOOLS_GLOBAL_HOOK__ = {
+    renderers: new Map(), supportsFiber: true, isDisabled: false,
+    inject(renderer) {
+      const id = this.renderers.size + 1;
+      this.renderers.set(id, renderer);
+      return id;
+    },
+    onScheduleFiberRoot: noop, onCommitFiberRoot: noop, onPostCommitFiberRoot: noop,
+    onCommitFiberUnmount: noop, checkDCE: noop,
+  });
+  const previous = hook.onCommitFiberRoot;
+  hook.onCommitFiberRoot = function (rendererId, root, ...rest) {
+    try {
+      const app = appOf(root);
+      if (app !== null) {
+        w.commits += 1;
+        observe(app);
+        if (app.getAttribute('data-test-script-state') === 'notRunning') w.drawn = w.finished;
+      }
+    } catch (error) {
+      console.error(`croupier run counter: ${error}`);
+    }
+    return previous.call(this, rendererId, root, ...rest);
+  };
+})();"""
 
 
+@dataclass(frozen=True)
+class Runs:
+    """Where a page stood: its document, and the script runs that document has drawn."""
+
+    doc: str
+    drawn: int
+
+    def arg(self) -> dict[str, str | int]:
+        """As the argument of window.__croupier.drawnSince(mark), in a page's function."""
+        return {"doc": self.doc, "drawn": self.drawn}
+
+
+# Watched pages and contexts (the script is added once to each).
+_WATCHED: weakref.WeakSet[Page | BrowserContext] = weakref.WeakSet()
 # What each page's console said, kept from its first runs() call: evidence for a timeout.
 _CONSOLE: weakref.WeakKeyDictionary[Page, list[str]] = weakref.WeakKeyDictionary()
 EVIDENCE = Path(__file__).resolve().parents[2] / "test-artifacts" / "dashboards" / "timeouts"
 
 
-def runs(page: Page) -> int:
-    """Script runs the app finished so far (starts counting, and keeping the page's console
-    messages, on the first call)."""
+def watch(target: Page | BrowserContext) -> None:
+    """Count the app's script runs in every document `target` loads from now on (see _WATCH):
+    call it before the page (or the context's pages) load the app."""
+    if target not in _WATCHED:
+        target.add_init_script(_WATCH)
+        _WATCHED.add(target)
+
+
+def runs(page: Page) -> Runs:
+    """The runs the page's document has drawn so far, for wait_run (and, from the first call,
+    the page's console is kept as evidence for a timeout)."""
     if page not in _CONSOLE:
         messages: list[str] = []
         _CONSOLE[page] = messages
@@ -157,7 +270,10 @@ def runs(page: Page) -> int:
         page.on(
             "pageerror", lambda e: messages.append(f"{time.strftime('%H:%M:%S')} pageerror: {e}")
         )
-    return int(page.evaluate(_COUNT_RUNS))
+    mark = page.evaluate("() => { const w = window.__croupier; return w && [w.doc, w.drawn]; }")
+    if not mark:
+        raise RuntimeError("the page loaded the app before watch(page): its runs are not counted")
+    return Runs(doc=str(mark[0]), drawn=int(mark[1]))
 
 
 @contextmanager
@@ -173,9 +289,12 @@ def evidence_on_timeout(page: Page, waiting_for: str) -> Iterator[None]:
         try:
             state = page.evaluate(
                 "() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
-                " return a ? [a.getAttribute('data-test-script-state'), a.__runs] : null; }"
+                " const w = window.__croupier;"
+                " return [a && a.getAttribute('data-test-script-state'), w && {doc: w.doc,"
+                " finished: w.finished, drawn: w.drawn, commits: w.commits,"
+                " attributeRuns: w.attributeRuns}]; }"
             )
-            notes.append(f"script state, runs counted: {state}")
+            notes.append(f"script state: {state[0]}; runs counted: {state[1]}")
             page.screenshot(path=str(stem.with_suffix(".png")), full_page=True)
         except Exception as shot:  # the page may be gone; keep what there is
             notes.append(f"no screenshot: {shot}")
@@ -194,13 +313,14 @@ def wait_idle(page: Page, *, timeout_ms: int = 60_000) -> None:
         )
 
 
-def wait_run(page: Page, before: int, charts: int = 0, *, timeout_ms: int = 60_000) -> None:
-    """Wait for a script run to finish after `before` runs, then for the charts to be drawn
-    (Vega draws after the script ends)."""
-    with evidence_on_timeout(page, f"a script run after run {before}"):
+def wait_run(page: Page, before: Runs, charts: int = 0, *, timeout_ms: int = 60_000) -> None:
+    """Wait until the page shows a script run that finished after `before` (a run of a new
+    document, if it loaded one since), then for the charts to be drawn (Vega draws after the
+    script ends)."""
+    with evidence_on_timeout(page, f"a script run after {before}"):
         page.wait_for_function(
-            "n => document.querySelector('[data-testid=\"stApp\"]').__runs > n",
-            arg=before,
+            "mark => window.__croupier !== undefined && window.__croupier.drawnSince(mark)",
+            arg=before.arg(),
             timeout=timeout_ms,
         )
     wait_idle(page, timeout_ms=timeout_ms)
@@ -212,6 +332,7 @@ def wait_run(page: Page, before: int, charts: int = 0, *, timeout_ms: int = 60_0
 
 
 def log_in(page: Page, url: str, who: tuple[str, str]) -> None:
+    watch(page)
     page.goto(url)
     page.get_by_role("textbox", name="User name").fill(who[0])
     page.get_by_role("textbox", name="Password").fill(who[1])

@@ -20,6 +20,7 @@ from tests.dashboards.browser import (
     PAGES,
     SURVEILLANCE,
     VISITS,
+    evidence_on_timeout,
     full_page_shot,
     launch,
     log_in,
@@ -31,6 +32,7 @@ from tests.dashboards.browser import (
     serve,
     wait_idle,
     wait_run,
+    watch,
 )
 from tests.dashboards.conftest import DemoStores
 
@@ -114,12 +116,13 @@ def sign_in(page: Page, name: str, password: str) -> str:
     page.get_by_role("button", name="Log in").click()
     # A refusal is a run of the login page; a sign-in loads the app anew (its session cookie).
     nav, refusal = '[data-testid="stSidebarNav"]', '[data-testid="stAlertContentError"]'
-    page.wait_for_function(
-        "([n, nav]) => document.querySelector(nav) !== null"
-        " || document.querySelector('[data-testid=\"stApp\"]')?.__runs > n",
-        arg=[before, nav],
-        timeout=60_000,
-    )
+    with evidence_on_timeout(page, f"a refusal or the sidebar after {before}"):
+        page.wait_for_function(
+            "([mark, nav, refusal]) => document.querySelector(nav) !== null"
+            " || (window.__croupier.drawnSince(mark) && document.querySelector(refusal) !== null)",
+            arg=[before.arg(), nav, refusal],
+            timeout=60_000,
+        )
     wait_idle(page)
     if page.locator(nav).count():
         return ""
@@ -136,6 +139,7 @@ def test_a_stranger_who_knows_a_user_name_cannot_lock_that_user_out(
     manager = browser.new_context(extra_http_headers={"X-Forwarded-For": "198.51.100.9"})
     try:
         tab = attacker.new_page()
+        watch(tab)
         tab.goto(url)
         wait_idle(tab)
         refusals = [sign_in(tab, MANAGER[0], f"guess-{i}") for i in range(auth.FREE_FAILURES + 4)]
@@ -143,6 +147,7 @@ def test_a_stranger_who_knows_a_user_name_cannot_lock_that_user_out(
         assert any("try again in" in r for r in refusals), refusals
 
         own = manager.new_page()
+        watch(own)
         own.goto(url)
         wait_idle(own)
         started = time.monotonic()
