@@ -150,13 +150,17 @@ def equal_to_full_refresh(marts: Path, full: Path) -> None:
 
 @pytest.fixture
 def dashboards_on(tmp_path: Path, night: Night, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The dashboards' settings pointed at a marts store of this test's own."""
+    """The dashboards' settings pointed at a marts store of this test's own, read as a manager
+    (the Floor's figures are money)."""
+    from dashboards import auth, data
+
     marts = tmp_path / "marts"
     monkeypatch.setenv("CROUPIER_LAKE_PATH", str(night.lake.root))
     monkeypatch.setenv("CROUPIER_MARTS_PATH", str(marts))
     monkeypatch.setenv("CROUPIER_DATA_DIR", str(tmp_path / "state"))
     get_settings.cache_clear()
-    yield marts
+    with data.viewing_as(auth.GRANTS[auth.Role.MANAGER]):
+        yield marts
     get_settings.cache_clear()
 
 
