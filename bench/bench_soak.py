@@ -56,6 +56,7 @@ DAY = timedelta(days=1)
 CLOSING_GAP_H = 0.25
 FILES_LIMIT = 2.0
 QUERIES_LIMIT = 2.0
+REMEASURE_AFTER_S = 5.0  # the analyst queries are timed twice a day, this far apart
 RSS_LIMIT = 1.5
 # Set by SIGTERM/SIGINT. The handler's SystemExit alone is not enough: raised inside a DuckDB
 # call it comes back as a duckdb.InterruptException, which a polling loop swallows.
@@ -227,12 +228,18 @@ def analyst_queries(lake: Path, day: int, hours: float, result: DayResult) -> No
         params: dict[str, object] = {
             "day": day_start, "since": since, "table": table, "round": last or "",
         }  # fmt: skip
-        for name, sql in QUERIES.items():
-            used = {k: v for k, v in params.items() if f"${k}" in sql}
-            ms, rows = time_query(con, sql, used)
-            result.query_ms[name] = ms
-            if name == "events in the last day":
-                result.last_day_events = int(rows[0][0])
+        # Two rounds of best-of-3, REMEASURE_AFTER_S apart: a moment when the shared machine is
+        # slow (a CI run's day 5 saw every query and the event rate slow down 2-7x at once, the
+        # next run 1x) is not taken for the lake's growth; a real slowdown stays in both rounds.
+        for attempt in range(2):
+            if attempt:
+                time.sleep(REMEASURE_AFTER_S)
+            for name, sql in QUERIES.items():
+                used = {k: v for k, v in params.items() if f"${k}" in sql}
+                ms, rows = time_query(con, sql, used)
+                result.query_ms[name] = min(ms, result.query_ms.get(name, ms))
+                if name == "events in the last day":
+                    result.last_day_events = int(rows[0][0])
         result.queries_ms = sum(result.query_ms.values())
         result.history_ms, _ = time_query(con, HISTORY_QUERY[1], {})
     finally:
@@ -380,7 +387,7 @@ def summary(results: list[DayResult], errors: list[str], days: int) -> bool:
     for i, d in enumerate(picks):
         print_day(results[d - 1], header=i == 0)
     if picks:
-        print("  queries (best of 3, ms):")
+        print("  queries (best of 2 x 3 runs, ms):")
         names = [*QUERIES, HISTORY_QUERY[0] + " (not judged)"]
         print(f"    {'':<46}" + "".join(f"{'day ' + str(d):>9}" for d in picks))
         for n, name in enumerate(names):
