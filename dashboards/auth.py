@@ -71,9 +71,18 @@ def load_grants(text: str, *, origin: str) -> dict[Role, Grant]:
         raise ValueError(f"{origin}: roles {sorted(raw)}, expected {sorted(Role)}")
     grants: dict[Role, Grant] = {}
     for role, entry in raw.items():
-        pages, measures = set(entry.get("pages", ())), set(entry.get("measures", ()))
-        if set(entry) - {"pages", "measures"} or pages - PAGES or measures - MEASURES:
-            raise ValueError(f"{origin}: [{role}] names an unknown key, page or measure")
+        named = (
+            [entry.get(key, []) for key in ("pages", "measures")] if isinstance(entry, dict) else []
+        )
+        if (
+            not named
+            or set(entry) - {"pages", "measures"}
+            or not all(isinstance(n, list) and all(isinstance(x, str) for x in n) for n in named)
+        ):
+            raise ValueError(f"{origin}: [{role}] must hold lists `pages` and `measures` only")
+        pages, measures = set(named[0]), set(named[1])
+        if pages - PAGES or measures - MEASURES:
+            raise ValueError(f"{origin}: [{role}] names an unknown page or measure")
         grants[Role(role)] = Grant(frozenset(pages), frozenset(measures))
     return grants
 

@@ -749,6 +749,9 @@ def integrity_summary(
     )
 
 
+WITHHELD_NOTE = "written by a role that sees figures you do not"
+
+
 def audit_trail() -> pd.DataFrame:
     """The acknowledgements, newest first. A note is free text: one written by a role with a
     measure the reader lacks (a manager's, for surveillance) may quote it, and is withheld."""
@@ -760,9 +763,6 @@ def audit_trail() -> pd.DataFrame:
     ]
     trail["note"] = trail["note"].where(readable, f"(withheld: {WITHHELD_NOTE})")
     return trail
-
-
-WITHHELD_NOTE = "written by a role that sees figures you do not"
 
 
 def open_alert_choices(detail: pd.DataFrame, alerts: pd.DataFrame) -> dict[str, str]:

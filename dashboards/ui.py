@@ -56,10 +56,9 @@ def _still_valid(user: auth.User) -> auth.User | None:
     out (in another tab too) and still in the file; a single sign-on user still signed in at
     the identity provider, the address still given a role."""
     if user.sso:
-        signed_in = sso_configured() and st.user.get("is_logged_in", False)
-        now = (
-            auth.sso_user(auth.load_users(), str(st.user.get("email") or "")) if signed_in else None
-        )
+        if not (sso_configured() and st.user.get("is_logged_in", False)):
+            return None
+        now = auth.sso_user(auth.load_users(), str(st.user.get("email") or ""))
         return None if now is None else replace(user, name=now.name, role=now.role)
     if acks.session_ended(acks.default_path(), str(user.sid)):
         return None

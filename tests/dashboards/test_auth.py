@@ -255,11 +255,26 @@ def test_surveillance_sees_integrity_dealers_and_round_explorer_only() -> None:
         '[manager]\npages = ["casino"]\n[surveillance]\n',  # a page unknown
         '[manager]\nmeasures = ["cash"]\n[surveillance]\n',  # a measure unknown
         '[manager]\ncolumns = ["x"]\n[surveillance]\n',  # a key unknown
+        "manager = 3\n[surveillance]\n",  # a role that is no table
+        '[manager]\npages = "floor"\n[surveillance]\n',  # a string, not a list
     ],
 )
 def test_a_roles_file_naming_anything_unknown_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match=r"roles\.toml"):
         auth.load_grants(text, origin="roles.toml")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_any_roles_text_is_loaded_or_refused_with_a_clear_error(text: str) -> None:
+    # whatever the file holds: TOML whose roles hold anything (numbers, strings, tables)
+    body = f"[manager]\npages = {text}\n[surveillance]\n" if text[:1] in '["1{t' else text
+    try:
+        grants = auth.load_grants(body, origin="roles.toml")
+    except ValueError:  # TOMLDecodeError is one
+        return
+    assert set(grants) == set(auth.Role)
+    assert all(g.pages <= auth.PAGES and g.measures <= auth.MEASURES for g in grants.values())
 
 
 def test_the_router_offers_exactly_the_pages_roles_can_name() -> None:

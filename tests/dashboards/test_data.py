@@ -3,6 +3,7 @@ the lake's settlements for the same filters, and hostile input is only ever a pa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -10,6 +11,8 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dashboards import acks, auth, data
 
@@ -349,3 +352,49 @@ def test_several_breakdowns_in_one_scan_equal_each_alone(everything: data.Filter
         alone = data.revenue(everything, by)
         pd.testing.assert_frame_equal(frame, alone, check_dtype=False)
     assert list(together["all"]["key"]) == ["all"]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["amount_cents", "seat", "paid_cents", "x"]), inner, max_size=4
+        )
+    ),
+    max_leaves=12,
+)
+
+
+def _money_keys(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [k for k in value if k.endswith("_cents")] + _money_keys(list(value.values()))
+    if isinstance(value, list):
+        return [k for v in value for k in _money_keys(v)]
+    return []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    evidence=st.lists(st.one_of(st.text(max_size=40), _JSON.map(json.dumps)), max_size=5),
+    tests=st.lists(st.text(max_size=12), max_size=5),
+)
+def test_redaction_of_any_evidence_and_alert_keeps_no_money(
+    evidence: list[str], tests: list[str]
+) -> None:
+    """Whatever a violation's evidence holds (JSON of any shape, or not JSON) and whatever an
+    alert's test is called, redaction raises nothing and leaves no `_cents` field or amount."""
+    nothing = auth.Grant()
+    shown = data.redact(
+        pd.DataFrame({"evidence": evidence, "wager_cents": range(len(evidence))}), nothing
+    )
+    assert list(shown.columns) == ["evidence"]
+    for value in shown["evidence"]:
+        assert value == "(withheld)" or not _money_keys(json.loads(value))
+    alerts = pd.DataFrame(
+        {"test_name": tests, **{c: [1.5] * len(tests) for c in ("observed", "expected",
+                                                                "interval_low", "interval_high")}}
+    )  # fmt: skip
+    blanked = data.redact(alerts, nothing)
+    counting = blanked["test_name"].isin(data.COUNTING_TESTS)
+    assert blanked.loc[~counting, "observed"].isna().all()
