@@ -36,9 +36,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from consumers.processor import Processor, RawMessage
 from consumers.sink import LakeSink
-from croupier import kafka_local
-from croupier import lake as lakes
 from events import InvalidEvent, occurred_at_ms, parse_event
+from infra import kafka_local
+from infra import lake as lakes
 from producers.simulator import Message, simulate
 
 PARTITIONS = 6

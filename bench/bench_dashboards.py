@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lake_clone import clone_nights, count_rounds, source_night
 from playwright.sync_api import sync_playwright
 
-from croupier import lake as lakes
-from croupier.commands.build import build_marts, connect_marts
+from infra import lake as lakes
+from infra.marts import build_marts, connect_marts
 from tests.dashboards import browser as web
 
 # What "a filter change" is on each page: (sidebar multiselect, option) or a round search.

@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lake_clone import clone_nights, count_rounds, source_night
 
-from croupier import lake as lakes
-from croupier.commands.build import build_marts, connect_marts
+from infra import lake as lakes
+from infra.marts import build_marts, connect_marts
 
 # The dashboards' ten most used queries (`?` = the latest casino day, `$` = a table, `#` = a round).
 QUERIES: dict[str, str] = {

@@ -112,7 +112,7 @@ def bench_fingerprints(batch: int) -> None:
 
 def bench_refresh() -> None:
     from consumers.sink import LakeSink
-    from croupier import lake as lakes
+    from infra import lake as lakes
 
     root = Path(tempfile.mkdtemp(prefix="bench-event-index-lake-"))
     try:
@@ -153,8 +153,9 @@ def bench_lake(commits: int) -> None:
     import json
 
     from consumers.event_index import last_committed_snapshot
-    from consumers.sink import LakeSink, RowBatch
-    from croupier import lake as lakes
+    from consumers.rows import RowBatch
+    from consumers.sink import LakeSink
+    from infra import lake as lakes
 
     root = Path(tempfile.mkdtemp(prefix="bench-event-index-lake-"))
     rng = random.Random(3)

@@ -2,7 +2,7 @@
 real broker beside the same producer sending the same pre-serialised messages, and the RSS.
 
 Run: uv run python bench/bench_producer.py [--quick] [--bootstrap HOST:PORT]. Without a reachable
-broker (--bootstrap, else the configuration) it starts a private one with `croupier.kafka_local`.
+broker (--bootstrap, else the configuration) it starts a private one with `infra.kafka_local`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from croupier import kafka_local
 from events import parse_event
+from infra import kafka_local
 from producers.client import TableEventProducer
 from producers.simulator import Message, simulate
 

@@ -20,11 +20,11 @@ from treys import Evaluator as TreysEvaluator
 
 import rules.odds as odds
 import rules.pai_gow as pai_gow
+from events.models import Decision
 from rules.cards import card_str
 from rules.holdem import HoldemRound, HoldemSeat, calls_simple_strategy, settle_holdem
 from rules.pai_gow import PaiGowRound, PaiGowSeat, house_way, house_way_batch, settle_pai_gow
 from rules.profile import load_profile
-from rules.settlement import Decision
 from rules.tripoker import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
 
 

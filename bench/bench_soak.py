@@ -44,9 +44,9 @@ from typing import Any
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from croupier import kafka_local
-from croupier import lake as lakes
 from events import Game, occurred_at_ms
+from infra import kafka_local
+from infra import lake as lakes
 from producers.simulator import DEFAULT_START, Simulation, parse_faults, simulate
 
 PARTITIONS = 6
@@ -270,13 +270,13 @@ def maintenance_env(every_s: float, retention: str, grace: str) -> tuple[dict[st
     """The environment that turns the consumer's lake maintenance on, and a line saying what.
     Simulated days pass in minutes of wall time: retention and file grace (wall-clock
     durations) are set short to match."""
-    from croupier.config import Settings
+    from infra.config import Settings
 
     fields = Settings.model_fields
     if "lake_maintenance_every_s" not in fields:
         return {}, (
             "NOT AVAILABLE: this tree has no lake_maintenance_every_s setting "
-            "(croupier/config.py); the consumer runs without maintenance"
+            "(infra/config.py); the consumer runs without maintenance"
         )
     env = {"CROUPIER_LAKE_MAINTENANCE_EVERY_S": str(every_s)}
     said = [f"CROUPIER_LAKE_MAINTENANCE_EVERY_S={every_s:g}"]

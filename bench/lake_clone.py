@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from consumers.schema import TABLES, create_tables
-from croupier import lake as lakes
+from infra import lake as lakes
 
 SEQ_STRIDE = 100_000_000  # seq numbers of night k start at k * SEQ_STRIDE
 OFFSET_STRIDE = 100_000_000

@@ -17,6 +17,7 @@ from events.models import (
     CardsDealt,
     CommunityDealt,
     DealerRevealed,
+    Decision,
     DiceRolled,
     Event,
     Game,
@@ -45,11 +46,11 @@ from rules.procedure import PAYMENT_RULE, Finding, Severity, finding_at
 from rules.profile import HoldemProfile, PaiGowProfile, Profile, ProfileError, TripokerProfile
 from rules.profile import load_profile as _load_profile
 from rules.rankings import PAI_GOW_HIGH, PAI_GOW_LOW
-from rules.settlement import Decision, RoundError, RoundSettlement, Settlement
+from rules.settlement import RoundError, RoundSettlement, Settlement
 from rules.tripoker import TripokerRound, TripokerSeat, settle_tripoker
 
 if TYPE_CHECKING:
-    from consumers.processor import TableState
+    from consumers.state import TableState
 
 VOID_RULES: dict[Game, tuple[str, ...]] = {
     Game.PAI_GOW: ("PGP-A10e", "ALL-5"),
@@ -267,8 +268,7 @@ def _settlement_rows(
     bets: Sequence[BetPlaced],
 ) -> None:
     # Spots, bettors and outcomes are StrEnums: the members themselves are the strings the rows
-    # and keys need (the event's Spot and the rules' Spot compare and hash as their text),
-    # without the enum's `.value` lookup, a Python call per use.
+    # and keys need, without the enum's `.value` lookup, a Python call per use.
     refs: dict[tuple[int, str], str | None] = {(b.seat, b.spot): b.player_ref for b in bets}
     refs_by_seat = {b.seat: b.player_ref for b in bets}
     recorded: dict[tuple[int, str], PayoutRecorded] = {
@@ -537,7 +537,7 @@ def _tripoker(state: TableState, kinds: RoundEvents, profile: Profile) -> RoundS
     pair_plus: dict[int, int] = defaultdict(int)
     for bet in kinds.of(BetPlaced):
         (antes if bet.spot is Spot.ANTE else pair_plus)[bet.seat] += bet.amount_cents
-    decisions = {e.seat: Decision(e.decision.value) for e in kinds.of(PlayerDecided)}
+    decisions = {e.seat: e.decision for e in kinds.of(PlayerDecided)}
     seats = tuple(
         TripokerSeat(
             seat=seat,
@@ -574,7 +574,7 @@ def _holdem(state: TableState, kinds: RoundEvents, profile: Profile) -> RoundSet
             progressive[bet.seat] += bet.amount_cents
         else:
             antes[bet.seat] += bet.amount_cents
-    decisions = {e.seat: Decision(e.decision.value) for e in kinds.of(PlayerDecided)}
+    decisions = {e.seat: e.decision for e in kinds.of(PlayerDecided)}
     called = any(d is Decision.CALL for d in decisions.values())
     if state.meter_cents is None:
         raise RoundError("the progressive meter was never set (progressive_meter_reset)")

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 
 from consumers.event_index import EventIndex, last_committed_snapshot
-from croupier import lake as lakes
+from infra import lake as lakes
 
 
 class LakeIdIndex:
@@ -50,7 +50,7 @@ class LakeIdIndex:
 
     def persist(self) -> None:
         """Catch up with the lake and write the manifest: its watermark becomes the latest
-        snapshot, so lake maintenance may expire every older one (`croupier.maintenance`)."""
+        snapshot, so lake maintenance may expire every older one (`infra.maintenance`)."""
         self._index.refresh()
         self._index.persist()
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError
 
-from croupier.logs import fields
+from infra.logs import fields
 
 log = logging.getLogger("croupier.consumer")
 CLIENT_LOGGER = "croupier.kafka"

@@ -36,10 +36,10 @@ from confluent_kafka import (
 )
 
 from consumers import kafka_logs
-from consumers.binding import StreamBinding
 from consumers.pipeline import Pipeline, RawMessage
-from croupier.logs import fields
-from producers.client import KafkaSecurityError, ensure_topic, security_failure
+from infra.binding import StreamBinding
+from infra.kafka import KafkaSecurityError, ensure_topic, security_failure
+from infra.logs import fields
 
 log = logging.getLogger("croupier.consumer")
 # How often a batch being read looks whether the previous commit has finished.
@@ -68,7 +68,7 @@ class ConsumeOptions:
     stop_when_idle_s: float | None = None
     """Stop after this long with nothing to read (tests, replays); None = run until stopped."""
     binding_kind: str = "kafka"
-    """How the lake is bound to this stream on the first assignment (`consumers.binding`)."""
+    """How the lake is bound to this stream on the first assignment (`infra.binding`)."""
     adopt: bool = False
     """Bind the lake to this stream even if it is bound to another (recorded)."""
 

@@ -15,9 +15,10 @@ from typing import Any
 
 from consumers.ids import event_index, round_index, snapshot_after_commit
 from consumers.processor import DEFAULT_MAX_SKEW_S, Processor, RawMessage
-from consumers.sink import LakeSink, RowBatch
-from croupier import maintenance as lake_maintenance
-from croupier.logs import fields
+from consumers.rows import RowBatch
+from consumers.sink import LakeSink
+from infra import maintenance as lake_maintenance
+from infra.logs import fields
 
 log = logging.getLogger("croupier.consumer")
 # How long the consumer's own maintenance pass retries a step that meets another writer.
@@ -54,7 +55,7 @@ class Pipeline:
     does not commit and the error is raised like a failed commit. The Kafka adapter copies the
     dead letters to their topic there, so that no committed dead letter lacks its copy.
 
-    `maintenance`, when set, runs a lake maintenance pass (`croupier.maintenance`) at most
+    `maintenance`, when set, runs a lake maintenance pass (`infra.maintenance`) at most
     every `every_s` seconds, between two batches: the id indexes first write their manifests
     (so expiry may go up to the latest snapshot), then the pass runs on the commit thread,
     before the next batch's commit, while that batch is processed. A failed pass is logged,

@@ -15,42 +15,27 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from consumers import table_checks
 from consumers.games import RoundEvents, finish_round, round_row
-from consumers.sink import RowBatch
+from consumers.rows import RowBatch
+from consumers.state import TableState, apply_table_event
 from events import EVENT_MODELS, MAX_EVENT_BYTES, Event, InvalidEvent, dump_event, parse_event
 from events.models import (
-    CutCompleted,
-    DealerChanged,
-    DeckCounted,
-    DeckOpened,
-    DeckRetired,
-    DeckWashed,
-    Game,
-    JokerDestroyed,
-    ProgressiveMeterReset,
     RoundEnded,
     RoundStarted,
     RoundVoided,
-    ShuffleCompleted,
     TableClosed,
     TableOpened,
 )
 from rules.procedure import (
-    CUT_RULE,
-    DECK_COUNT_RULE,
-    DECK_SIZE,
-    JOKER_RULE,
-    SHUFFLE_RULE,
     Finding,
     Severity,
     finding_at,
-    jokers_left_in_play,
 )
 
 log = logging.getLogger("croupier.processor")
@@ -73,7 +58,6 @@ DEFAULT_MAX_SKEW_S = 300.0
 MAX_SESSION_STEP = timedelta(hours=24)
 _CLOCK_STEP = timedelta(minutes=1)
 _CLOCK_STEP_MS = 60_000
-_EARLIEST, _LATEST = datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)
 _ROUND_CLOSERS = (RoundEnded, RoundVoided)
 _ROUND_BOUNDS = frozenset({RoundStarted, *_ROUND_CLOSERS})
 
@@ -117,99 +101,6 @@ class MemoryIdIndex:
 
 # An original found in the lake: (source partition, source offset, payload as stored).
 Original = tuple[int | None, int | None, bytes]
-
-
-@dataclass
-class TableState:
-    """Everything the processor must remember about one table between events."""
-
-    table_id: str
-    casino_id: str = ""
-    game: str = ""
-    closed: bool = False
-    last_seq: int | None = None
-    last_at: datetime | None = None  # occurred_at of the table's last plausible event
-    # [missing seq, round_id, event_id, seq, occurred_at] of the event that revealed it
-    pending_missing: list[list[Any]] = field(default_factory=list)
-    profile: str | None = None
-    profile_version: int | None = None
-    payout_cap_cents: int | None = None
-    commission_unit_cents: int | None = None
-    limits: dict[str, list[int]] = field(default_factory=dict)  # spot -> [min, max]
-    dealer_id: str | None = None
-    # deck_id -> [jokers in the box, jokers destroyed, counted]
-    decks: dict[str, list[int]] = field(default_factory=dict)
-    needs_count: bool = True
-    needs_wash: bool = True
-    shuffled: bool = False
-    cut: bool = False
-    last_round_deck: str | None = None
-    meter_cents: int | None = None
-    round_id: str | None = None
-    round_events: list[Event] = field(default_factory=list)
-    round_findings: list[Finding] = field(default_factory=list)
-    round_end_pending: bool = False
-    # Events of a new numbering, held until RESYNC_AFTER consecutive ones confirm it.
-    held: list[Event] = field(default_factory=list)
-    # Stream faults already reported since the last round boundary: repeats are counted, not
-    # reported again (a replayed recording is flagged once, not once per message).
-    reported: dict[str, int] = field(default_factory=dict)
-    skip_round: str | None = None  # a round found unprocessable: its later events only stored
-    # The plausible range of the next event's time, from the message's clock until
-    # `clock_until_ms` (see `_message_time`) or, without one, from `last_at` (`_session_time`).
-    # Empty until the first event (every comparison with it fails).
-    time_lo: datetime = field(default=_LATEST, repr=False, compare=False)
-    time_hi: datetime = field(default=_EARLIEST, repr=False, compare=False)
-    clock_until_ms: int = field(default=0, repr=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        data = {k: getattr(self, k) for k in _PLAIN_FIELDS}
-        data["last_at"] = self.last_at.isoformat() if self.last_at is not None else None
-        data["round_events"] = [dump_event(e).decode() for e in self.round_events]
-        data["held"] = [dump_event(e).decode() for e in self.held]
-        data["round_findings"] = [_finding_json(f) for f in self.round_findings]
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TableState:
-        state = cls(**{k: data[k] for k in _PLAIN_FIELDS if k in data})
-        if isinstance(state.last_at, str):
-            state.last_at = datetime.fromisoformat(state.last_at)
-        state.round_events = [parse_event(e) for e in data.get("round_events", [])]
-        state.held = [parse_event(e) for e in data.get("held", [])]
-        state.round_findings = [
-            Finding(
-                rule_id=f["rule_id"],
-                check=f["check"],
-                severity=Severity(f["severity"]),
-                evidence=f["evidence"],
-                seq=f["seq"],
-                event_id=f["event_id"],
-                occurred_at=datetime.fromisoformat(f["occurred_at"]) if f["occurred_at"] else None,
-            )
-            for f in data.get("round_findings", [])
-        ]
-        return state
-
-
-_PLAIN_FIELDS = tuple(
-    name
-    for name in TableState.__dataclass_fields__
-    if name
-    not in ("round_events", "round_findings", "held", "time_lo", "time_hi", "clock_until_ms")
-)
-
-
-def _finding_json(f: Finding) -> dict[str, Any]:
-    return {
-        "rule_id": f.rule_id,
-        "check": f.check,
-        "severity": f.severity.value,
-        "evidence": dict(f.evidence),
-        "seq": f.seq,
-        "event_id": f.event_id,
-        "occurred_at": f.occurred_at.isoformat() if f.occurred_at else None,
-    }
 
 
 class Processor:
@@ -767,72 +658,9 @@ class Processor:
 
     # -- table-level events --------------------------------------------------------------------
     def _table_event(self, state: TableState, event: Event, out: RowBatch) -> None:
-        game = event.game
-        if isinstance(event, TableOpened):
-            state.closed = False
-            state.profile, state.profile_version = event.profile, event.profile_version
-            state.payout_cap_cents = event.payout_cap_cents
-            state.commission_unit_cents = event.commission_unit_cents
-            state.limits = {lim.spot.value: [lim.min_cents, lim.max_cents] for lim in event.limits}
-            state.needs_count = state.needs_wash = True
-        elif isinstance(event, DealerChanged):
-            state.dealer_id = event.dealer_id
-            state.needs_count = state.needs_wash = True  # PGP-A7c
-        elif isinstance(event, DeckOpened):
-            state.decks[event.deck_id] = [event.jokers_in_box, 0, 0]
-            state.needs_count = state.needs_wash = True
-        elif isinstance(event, JokerDestroyed):
-            state.decks.setdefault(event.deck_id, [0, 0, 0])[1] += event.count
-        elif isinstance(event, DeckRetired):
-            state.decks.pop(event.deck_id, None)
-        elif isinstance(event, DeckCounted):
-            deck = state.decks.setdefault(event.deck_id, [0, 0, 0])
-            in_box, destroyed, counted = deck
-            if not counted and in_box - destroyed != jokers_left_in_play(game, in_box):
-                # Checked once per deck, at its first count: the box's jokers are dealt with.
-                self._violation(
-                    state,
-                    out,
-                    finding_at(
-                        event,
-                        JOKER_RULE[game],
-                        "jokers_removed",
-                        Severity.CRITICAL,
-                        jokers_in_box=in_box,
-                        destroyed=destroyed,
-                        deck_id=event.deck_id,
-                    ),
-                    None,
-                )
-            deck[2] = 1
-            expected = DECK_SIZE[game]
-            if event.count != expected:
-                self._violation(
-                    state,
-                    out,
-                    finding_at(
-                        event,
-                        DECK_COUNT_RULE[game],
-                        "deck_count",
-                        Severity.CRITICAL,
-                        expected=expected,
-                        counted=event.count,
-                        deck_id=event.deck_id,
-                    ),
-                    None,
-                )
-            state.needs_count = False
-        elif isinstance(event, DeckWashed):
-            state.needs_wash = False
-        elif isinstance(event, ShuffleCompleted):
-            state.shuffled = True
-            state.cut = False
-        elif isinstance(event, CutCompleted):
-            state.cut = True
-        elif isinstance(event, ProgressiveMeterReset):
-            state.meter_cents = event.meter_cents
-        elif isinstance(event, TableClosed):
-            state.closed = True
+        for finding in table_checks.run(state, event):
+            self._violation(state, out, finding, None)
+        apply_table_event(state, event)
 
     # -- round-level events --------------------------------------------------------------------
     def _replayed(self, state: TableState, round_id: str) -> bool:
@@ -880,8 +708,9 @@ class Processor:
             state.round_end_pending = False
             state.skip_round = None
             self._boundary(state)
-            self._pre_round_checks(state, event, out)
-            state.dealer_id = event.dealer_id
+            for finding in table_checks.run(state, event):
+                self._violation(state, out, finding, event.round_id)
+            apply_table_event(state, event)
             return
         if event.round_id != state.round_id:
             if event.round_id != state.skip_round:  # an unprocessable round's rest is only stored
@@ -903,41 +732,6 @@ class Processor:
         if isinstance(event, _ROUND_CLOSERS):
             state.round_end_pending = True
             self._maybe_finish(state, out)
-
-    def _pre_round_checks(self, state: TableState, event: RoundStarted, out: RowBatch) -> None:
-        game = event.game
-        checks: list[Finding] = []
-        if not state.shuffled:
-            checks.append(
-                finding_at(event, SHUFFLE_RULE[game], "shuffle_before_round", Severity.MAJOR)
-            )
-        elif not state.cut:
-            checks.append(finding_at(event, CUT_RULE[game], "cut_before_round", Severity.MAJOR))
-        if game is Game.PAI_GOW and (state.needs_count or state.needs_wash):
-            checks.append(
-                finding_at(
-                    event,
-                    "PGP-A7c",
-                    "count_and_wash",
-                    Severity.MAJOR,
-                    counted=not state.needs_count,
-                    washed=not state.needs_wash,
-                )
-            )
-        elif game is not Game.PAI_GOW and not state.decks.get(event.deck_id, [0, 0, 0])[2]:
-            checks.append(
-                finding_at(event, "ALL-3", "deck_verified", Severity.MAJOR, deck_id=event.deck_id)
-            )
-        if game is Game.HOLDEM and state.last_round_deck == event.deck_id:
-            checks.append(
-                finding_at(
-                    event, "THP-A2d", "alternating_decks", Severity.MAJOR, deck_id=event.deck_id
-                )
-            )
-        for finding in checks:
-            self._violation(state, out, finding, event.round_id)
-        state.shuffled = state.cut = False
-        state.last_round_deck = event.deck_id
 
     def _maybe_finish(self, state: TableState, out: RowBatch) -> None:
         if not state.round_end_pending or not state.round_events:

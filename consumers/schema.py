@@ -169,7 +169,7 @@ def ddl(name: str) -> str:
 
 def create_tables(con: object) -> None:
     """Create every derived table that is missing (idempotent)."""
-    from consumers.binding import ensure_identity
+    from infra.binding import ensure_identity
 
     for name in TABLES:
         con.execute(ddl(name))  # type: ignore[attr-defined]

@@ -11,19 +11,19 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 import duckdb
 import pyarrow as pa
 
+from consumers.rows import RowBatch
 from consumers.schema import ARROW_SCHEMAS, TABLES, create_tables
-from croupier import lake as lakes
-from croupier.logs import fields
+from infra import lake as lakes
+from infra.logs import fields
 
 if TYPE_CHECKING:
-    from consumers.binding import StreamBinding
+    from infra.binding import StreamBinding
 
 log = logging.getLogger("croupier.consumer")
 
@@ -40,16 +40,6 @@ ANALYTIC_TABLES = (
     "violations",
     "jackpot_ledger",
 )
-
-
-@dataclass
-class RowBatch:
-    """Rows for each derived table, in the order the processor produced them."""
-
-    rows: dict[str, list[Any]] = field(default_factory=dict)
-
-    def add(self, table: str, row: Any) -> None:
-        self.rows.setdefault(table, []).append(row)
 
 
 class LakeSink:
@@ -84,8 +74,8 @@ class LakeSink:
 
     def bind(self, stream: StreamBinding, *, adopt: bool = False) -> None:
         """Bind the lake to `stream`, or raise LakeBoundElsewhere having written nothing
-        (`consumers.binding`); call before the first batch."""
-        from consumers.binding import bind
+        (`infra.binding`); call before the first batch."""
+        from infra.binding import bind
 
         if retry_when_locked(lambda: bind(self.con, stream, adopt=adopt)):
             log.info("lake bound", extra=fields(stream=stream.describe(), adopted=adopt))

@@ -76,7 +76,7 @@ class AlertKey:
 
 
 def default_path() -> Path:
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     return get_settings().data_dir / "dashboards" / "acks.sqlite"
 

@@ -159,7 +159,7 @@ def _b64(data: bytes) -> str:
 
 def users_path() -> Path:
     """The configured `dashboard_users` file, else `<data_dir>/dashboards/users.toml`."""
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     settings = get_settings()
     if settings.dashboard_users is not None:

@@ -3,7 +3,7 @@ the lake), with parameterized SQL only: user input reaches DuckDB as parameters,
 
 One read-only DuckDB instance per published build of a marts store is kept (attaching DuckLake
 costs ~0.3 s), the marts attached pinned at the snapshot that build published
-(`<marts>/published.json`, croupier/commands/build.py): the pages show the last successful build,
+(`<marts>/published.json`, infra/marts.py): the pages show the last successful build,
 whole, never a build half done or one that failed. Each query runs on a fresh cursor of its own,
 closed at once.
 
@@ -75,8 +75,8 @@ class Store:
 def current_store() -> Store:
     """The configured stores: the lake of the croupier settings and the marts beside it
     (or `$CROUPIER_MARTS_PATH`)."""
-    from croupier import lake as lakes
-    from croupier.commands.build import default_marts_path
+    from infra import lake as lakes
+    from infra.marts import default_marts_path
 
     lake = lakes.from_settings()
     return Store(
@@ -150,8 +150,8 @@ def _database(
     """The read-only DuckDB instance of one marts store at one published snapshot (`identity`
     = the catalog's device and inode, so a store deleted and made again gets a new instance;
     `snapshot` None: no build published, the latest snapshot)."""
-    from croupier import lake as lakes
-    from croupier.commands.build import connect_marts
+    from infra import lake as lakes
+    from infra.marts import connect_marts
 
     con = connect_marts(
         Path(marts),
@@ -171,7 +171,7 @@ Version = tuple[int, int, int, int]
 def _version(store: Store) -> Version:
     """What the marts show now: the published build's snapshot (a pointer file of ~300 bytes,
     read on every query), or for marts no build published, the catalog's modification time."""
-    from croupier.commands.build import published_build
+    from infra.marts import published_build
 
     try:
         stat = store.catalog.stat()

@@ -16,7 +16,7 @@ from dashboards.gate import Gate
 
 def _secure(request: Request) -> bool:
     """HTTPS to the browser: directly, or as a trusted proxy says (X-Forwarded-Proto)."""
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     peer = request.client.host if request.client else None
     trusted = peer is not None and peer in get_settings().dashboard_trusted_proxies

@@ -41,7 +41,7 @@ class Session:
 
 
 def key_path() -> Path:
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     return get_settings().data_dir / "dashboards" / "session.key"
 

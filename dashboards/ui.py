@@ -105,7 +105,7 @@ def _go(path: str) -> None:
 
 def client_address() -> str:
     """Where this session's browser connects from (see auth.client_address)."""
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     trusted = get_settings().dashboard_trusted_proxies
     headers = st.context.headers

@@ -56,10 +56,25 @@ UtcDatetime = Annotated[
 ]
 
 
+# The one vocabulary of games, spots and decisions: the event contract, the rules engine and the
+# marts all use these. A game's value is its wire name (events, lake, marts); its `slug` is how
+# people write it: CLI options, rule-profile folders and names ("pai-gow/pe-1999").
 class Game(StrEnum):
     PAI_GOW = "pai_gow"
     TRIPOKER = "tripoker"
     HOLDEM = "holdem"
+
+    @property
+    def slug(self) -> str:
+        return self.value.replace("_", "-")
+
+    @classmethod
+    def from_slug(cls, text: str) -> Game:
+        """The game whose slug is `text` ("pai-gow"); ValueError for none."""
+        for game in cls:
+            if game.slug == text:
+                return game
+        raise ValueError(f"unknown game {text!r}")
 
 
 class Spot(StrEnum):

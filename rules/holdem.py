@@ -9,18 +9,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from events.models import Decision, Spot
 from rules.money import BASIS_POINTS, share_cents
 from rules.profile import HoldemProfile
 from rules.rankings import HOLDEM
 from rules.settlement import (
-    Decision,
     JackpotEntry,
     LedgerKind,
     Outcome,
     RoundError,
     RoundSettlement,
     Settlement,
-    Spot,
     category_table,
     line_builder,
     strengths_with,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from events.models import Decision, Spot
 from rules.holdem import HoldemRound, HoldemSeat, settle_holdem
 from rules.holdem import qualifier_strength as holdem_qualifier_strength
 from rules.pai_gow import (
@@ -30,7 +31,7 @@ from rules.pai_gow import (
 from rules.profile import HoldemProfile, PaiGowProfile, Profile, TripokerProfile
 from rules.rankings import HOLDEM, TRIPOKER, Category
 from rules.rankings.tables import family_tables
-from rules.settlement import Decision, Outcome, Spot, category_table
+from rules.settlement import Outcome, category_table
 from rules.tripoker import plays_queen_six_four, qualifier_strength
 
 Report = dict[str, Any]

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from events.models import Spot
 from rules.cards import JOKER, CardError
 from rules.money import commission_cents
 from rules.profile import Band, HouseWay, PaiGowProfile, load_house_way
@@ -25,7 +26,6 @@ from rules.settlement import (
     RoundError,
     RoundSettlement,
     Settlement,
-    Spot,
     category_table,
     line_builder,
     strengths_with,

@@ -14,22 +14,16 @@ import functools
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from importlib import resources
 from importlib.resources.abc import Traversable
 
+from events.models import Game
 from rules.cards import RANKS, CardError, parse_cards
 from rules.rankings.hand import Category
 
 
 class ProfileError(ValueError):
     """A profile that cannot be used; the message names the profile and the field."""
-
-
-class Game(StrEnum):
-    PAI_GOW = "pai-gow"
-    TRIPOKER = "tripoker"
-    HOLDEM = "holdem"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -176,12 +170,12 @@ def parse_profile(text: str, *, source: str = "<profile>") -> Profile:
     fields = _Fields(_toml(text, source), source)
     game_name = fields.text("game")
     try:
-        game = Game(game_name)
+        game = Game.from_slug(game_name)
     except ValueError:
         raise fields.error("game", f"unknown game {game_name!r}") from None
     name = fields.text("name")
-    if not name.startswith(f"{game.value}/"):
-        raise fields.error("name", f"must start with '{game.value}/', got {name!r}")
+    if not name.startswith(f"{game.slug}/"):
+        raise fields.error("name", f"must start with '{game.slug}/', got {name!r}")
     version = fields.integer("version", minimum=1)
     description = fields.text("description")
     profile: Profile

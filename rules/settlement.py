@@ -30,6 +30,7 @@ from typing import Any, Protocol, cast
 
 import numpy as np
 
+from events.models import Spot
 from rules.rankings import Category, RankingSystem
 from rules.rankings.tables import (
     CARD_BITS,
@@ -108,19 +109,6 @@ class Outcome(StrEnum):
     RETURNED = "returned"
 
 
-class Spot(StrEnum):
-    """Betting spots. Pai Gow: `main`; Tripóker: `ante`, `play`, `pair_plus`, `ante_bonus`;
-    Hold'em: `ante`, `call`, `progressive`."""
-
-    MAIN = "main"
-    ANTE = "ante"
-    PLAY = "play"
-    PAIR_PLUS = "pair_plus"
-    ANTE_BONUS = "ante_bonus"
-    CALL = "call"
-    PROGRESSIVE = "progressive"
-
-
 class Bettor(StrEnum):
     """Whose money the line is: a player against the bank, the player-banker, or the house's
     own bet at the dealer's position when a player banks (DEF-PGP2)."""
@@ -128,15 +116,6 @@ class Bettor(StrEnum):
     PLAYER = "player"
     BANKER = "banker"
     HOUSE = "house"
-
-
-class Decision(StrEnum):
-    """A player's decision, as in the `player_decided` event."""
-
-    PLAY = "play"
-    FOLD = "fold"
-    CALL = "call"
-    SURRENDER = "surrender"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

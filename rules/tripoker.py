@@ -9,16 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from events.models import Decision, Spot
 from rules.cards import parse_cards
 from rules.profile import TripokerProfile
 from rules.rankings import TRIPOKER
 from rules.settlement import (
-    Decision,
     Outcome,
     RoundError,
     RoundSettlement,
     Settlement,
-    Spot,
     category_table,
     line_builder,
     strengths_with,

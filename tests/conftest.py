@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from croupier import kafka_local
-from croupier.config import user_cache_dir
-from croupier.kafka_local import free_port
+from infra import kafka_local
+from infra.config import user_cache_dir
+from infra.kafka_local import free_port
 
 KAFKA_VERSION = os.environ.get("CROUPIER_LOCAL_KAFKA_VERSION", "4.1.1")
 

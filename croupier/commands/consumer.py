@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from croupier import lake as lakes
 from croupier.commands.lake import lake_option
+from infra import lake as lakes
 
 if TYPE_CHECKING:
     from consumers.pipeline import StreamPolicy
-    from croupier.config import Settings
-    from croupier.maintenance import Schedule
+    from infra.config import Settings
+    from infra.maintenance import Schedule
 
 
 def _logging(verbose: bool, log_format: str = "text") -> None:
-    from croupier import logs
+    from infra import logs
 
     logs.configure(log_format, verbose=verbose)
 
@@ -47,7 +47,7 @@ def _policy(settings: Settings) -> StreamPolicy:
 
 def _maintenance(settings: Settings) -> Schedule | None:
     """The consumer's lake maintenance schedule (None: off), from the settings."""
-    from croupier.maintenance import Schedule
+    from infra.maintenance import Schedule
 
     return Schedule.from_settings(settings)
 
@@ -127,13 +127,13 @@ def consume(
         _refuse_kafka_options(click.get_current_context())
     if workers > 1:
         raise SystemExit(_run_workers(workers))
-    from consumers.binding import LakeBoundElsewhere
     from consumers.kafka_source import ConsumeOptions, DeadLetterCopiesUndelivered, run_consumer
     from consumers.pipeline import Pipeline
     from consumers.sink import LakeSink
-    from croupier.config import get_settings
-    from croupier.logs import fields
-    from producers.client import KafkaSecurityError
+    from infra.binding import LakeBoundElsewhere
+    from infra.config import get_settings
+    from infra.kafka import KafkaSecurityError
+    from infra.logs import fields
 
     _logging(verbose, log_format)
     if recording is not None:
@@ -186,11 +186,11 @@ def _refuse_kafka_options(ctx: click.Context) -> None:
 
 def _consume_file(lake_path: Path | None, path: Path, batch_size: int, *, adopt: bool) -> int:
     """Settle a recording into the lake; returns the exit code."""
-    from consumers.binding import LakeBoundElsewhere, StreamBinding
     from consumers.file_source import FileSource, LakeBusyError, lock_lake, open_recording
     from consumers.pipeline import Pipeline
     from consumers.sink import LakeSink
-    from croupier.config import get_settings
+    from infra.binding import LakeBoundElsewhere, StreamBinding
+    from infra.config import get_settings
 
     store = lakes.from_settings(lake_path)
     try:
@@ -284,7 +284,7 @@ def replay(lake_path: Path, topic: str | None, idle: float, log_format: str) -> 
     from consumers.kafka_source import ConsumeOptions, run_consumer
     from consumers.pipeline import Pipeline
     from consumers.sink import LakeSink, content_hashes
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     if lake_path.exists():
         raise click.BadParameter(
@@ -321,7 +321,7 @@ def status(lake_path: Path | None, topic: str | None, as_json: bool) -> None:
     from confluent_kafka import Consumer, TopicPartition
 
     from consumers.sink import OFFSETS
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     settings = get_settings()
     topic = topic or settings.kafka_topic

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 import click
 
-from croupier import lake as lakes
+from infra import lake as lakes
 
 APP = Path(__file__).resolve().parents[2] / "dashboards" / "server.py"
 
@@ -42,8 +42,8 @@ def prepare_users(users: Path | None) -> tuple[Path, dict[str, str] | None]:
 
     A file named by `--users` or the `dashboard_users` setting must exist; the default one
     (`<data_dir>/dashboards/users.toml`) is created with demo users when missing."""
-    from croupier.config import get_settings
     from dashboards import auth
+    from infra.config import get_settings
 
     named = users if users is not None else get_settings().dashboard_users
     if named is not None:
@@ -74,7 +74,7 @@ def serve(
 ) -> NoReturn:
     """Replace this process with the Streamlit server of the dashboards (`croupier demo
     --open` ends here too)."""
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     users_file, created = prepare_users(users)
     if created:
@@ -167,7 +167,7 @@ def dashboard(
             raise click.BadParameter("use at least 8 characters", param_hint="password")
         click.echo(auth.hash_password(password))
         return
-    from croupier.commands.build import default_marts_path
+    from infra.marts import default_marts_path
 
     lake = lakes.from_settings(lake_path)
     marts = marts_path if marts_path is not None else default_marts_path(lake)

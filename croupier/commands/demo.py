@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from croupier import lake as lakes
+from infra import lake as lakes
 
 BATCH = 5_000
 
@@ -35,9 +35,9 @@ def run_in_process(
     progress: bool = True,
 ) -> int:
     """Simulate and settle into `lake` with an in-process queue; returns messages processed."""
-    from consumers.binding import StreamBinding
     from consumers.pipeline import Pipeline, RawMessage
     from consumers.sink import LakeSink
+    from infra.binding import StreamBinding
     from producers.simulator import parse_faults, simulate
 
     records: list[str] = []
@@ -211,7 +211,7 @@ def prepare_folder(folder: Path | None) -> Path:
     """The demo's folder, emptied: the default `data_dir/demo`, or `folder`. Only a folder the
     demo made (it holds the MARKER file) or an empty one is emptied; anything else, and the
     configured lake, is refused with exit 2."""
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     settings = get_settings()
     folder = folder if folder is not None else settings.data_dir / "demo"
@@ -240,7 +240,7 @@ def _refuse(message: str) -> None:
 
 
 def _build(store: lakes.Lake, *, quiet: bool) -> Path:
-    from croupier.commands.build import BuildError, build_marts
+    from infra.marts import BuildError, build_marts
 
     marts = store.root.parent / "marts"
     try:

@@ -6,7 +6,7 @@ import time
 
 import click
 
-from croupier import kafka_local
+from infra import kafka_local
 
 
 @click.group()

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 import duckdb
 
-from croupier import lake as lakes
-from croupier import readonly
+from infra import lake as lakes
+from infra import readonly
 
 lake_option = click.option(
     "--lake",
@@ -51,7 +51,7 @@ def init(lake_path: Path | None) -> None:
 def info(lake_path: Path | None, as_json: bool) -> None:
     """Print the lake's location, identity, the stream it is bound to (Kafka cluster, topic
     and group), current snapshot id and the row count of every table."""
-    from consumers import binding
+    from infra import binding
 
     store = lakes.from_settings(lake_path)
     try:
@@ -118,8 +118,8 @@ def maintain(
     Exit codes: 0 done, 1 failed (the lake is as the failed step found it), 3 skipped:
     another pass is running on this lake.
     """
-    from croupier import maintenance
-    from croupier.config import get_settings, parse_duration
+    from infra import maintenance
+    from infra.config import get_settings, parse_duration
 
     settings = get_settings()
     try:
@@ -197,7 +197,7 @@ def sql(lake_path: Path | None, query: str | None, fmt: str) -> None:
       croupier sql -c "SELECT game, count(*) FROM rounds GROUP BY game"
       croupier sql            # interactive; end statements with ';', quit with .quit or Ctrl-D
     """
-    from croupier.commands.build import PUBLISHED, connect_marts
+    from infra.marts import PUBLISHED, connect_marts
 
     store = lakes.from_settings(lake_path)
     try:

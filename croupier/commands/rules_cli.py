@@ -13,11 +13,11 @@ from typing import Annotated, Any, Literal
 import click
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from events.models import Decision, Game
 from rules.cards import CardError, cards_str, parse_cards
 from rules.profile import (
     BUILTIN_HOUSE_WAYS,
     BUILTIN_PROFILES,
-    Game,
     HoldemProfile,
     PaiGowProfile,
     Profile,
@@ -27,7 +27,7 @@ from rules.profile import (
     load_profile,
     parse_profile,
 )
-from rules.settlement import Decision, RoundError, RoundSettlement
+from rules.settlement import RoundError, RoundSettlement
 
 DEFAULT_PROFILES = {
     Game.PAI_GOW: "pai-gow/pe-1999",
@@ -165,8 +165,8 @@ class _Table:
 
     def settle(self, record: dict[str, Any]) -> RoundSettlement:
         profile = self.profile
-        game = record.get("game", profile.game.value)
-        if game != profile.game.value:
+        game = record.get("game", profile.game.slug)
+        if game != profile.game.slug:
             raise ValueError(f"a {game!r} round cannot be settled under {profile.name}")
         model = _MODELS[profile.game].model_validate(record)
         if isinstance(profile, PaiGowProfile) and isinstance(model, PaiGowRoundIn):
@@ -325,7 +325,7 @@ def settle(profile_name: str | None) -> None:
 @click.command()
 @click.option(
     "--game",
-    type=click.Choice([g.value for g in Game]),
+    type=click.Choice([g.slug for g in Game]),
     default=None,
     help="The game (default: the profile's).",
 )
@@ -358,10 +358,10 @@ def odds(game: str | None, profile_name: str | None, rounds: int, seed: int) -> 
 
     if game is None and profile_name is None:
         raise click.UsageError("give --game or --profile")
-    profile = resolve_profile(profile_name or DEFAULT_PROFILES[Game(game or "")])
-    if game is not None and profile.game.value != game:
+    profile = resolve_profile(profile_name or DEFAULT_PROFILES[Game.from_slug(game or "")])
+    if game is not None and profile.game.slug != game:
         raise click.BadParameter(
-            f"{profile.name} is a {profile.game.value} profile, not {game}", param_hint="--game"
+            f"{profile.name} is a {profile.game.slug} profile, not {game}", param_hint="--game"
         )
     report = game_math(profile, rng=np.random.default_rng(seed), rounds=rounds)
     if not isinstance(profile, TripokerProfile):

@@ -23,7 +23,7 @@ _TABLE_KEY = re.compile(rb'"table_id":"([^"\\]{1,64})"')
 
 
 def _producer(kafka: str, topic: str | None, partitions: int | None) -> Any:
-    from croupier.config import get_settings
+    from infra.config import get_settings
     from producers.client import TableEventProducer
 
     settings = get_settings()
@@ -172,7 +172,7 @@ def simulate(
     }
     if not any(counts.values()):
         raise click.UsageError("no tables to simulate")
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     with ExitStack() as stack:
         truth_file = stack.enter_context(truth.open("w", encoding="utf-8")) if truth else None

@@ -62,7 +62,7 @@ def edge_rows(profile: Profile, *, rounds: int = SIMULATION_ROUNDS) -> list[dict
     (`house_edge_by_spot` of rules.odds), the strategy it assumes and how it was computed."""
     report = game_math(profile, rng=np.random.default_rng(SIMULATION_SEED), rounds=rounds)
     wagers = report["wagers"]
-    sources = SOURCES[profile.game.value]
+    sources = SOURCES[profile.game.slug]
     best = min(
         (w["house_edge"] for name, w in wagers.items() if name.startswith("ante_play")),
         default=None,

@@ -8,13 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from events import Game
+from events.models import Decision
 from producers.simulator.faults import Fault
 from producers.simulator.stream import Pending, new_pending
 from producers.simulator.table import CARD_TEXT, TableSim
 from rules.holdem import HoldemRound, HoldemSeat, settle_holdem
 from rules.profile import HoldemProfile, load_profile
 from rules.rankings import HOLDEM, Category
-from rules.settlement import Decision, category_table, strengths_with
+from rules.settlement import category_table, strengths_with
 
 QUEEN = 10  # rank index of the queen (2 = 0 .. A = 12)
 _CATEGORY = category_table(HOLDEM)

@@ -12,10 +12,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from events import Game
+from events.models import Spot
 from producers.simulator.faults import Fault, FaultRecord
 from producers.simulator.stream import Message, Pending, TableStream, new_pending
 from rules.cards import card_str
-from rules.settlement import Outcome, Settlement, Spot
+from rules.settlement import Outcome, Settlement
 
 CARD_TEXT = tuple(card_str(c) for c in range(53))
 DENOMINATIONS = (50_000, 10_000, 2_500, 500, 100, 50, 10, 1)  # chips and coins, céntimos

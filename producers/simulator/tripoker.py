@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from events import Game
+from events.models import Decision
 from producers.simulator.faults import Fault
 from producers.simulator.stream import Pending, new_pending
 from producers.simulator.table import CARD_TEXT, TableSim
 from rules.profile import TripokerProfile, load_profile
-from rules.settlement import Decision
 from rules.tripoker import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import duckdb
 
-from croupier import lake as lakes
 from events import occurred_at_ms
+from infra import lake as lakes
 from producers.simulator import Check, FaultRecord, Message, parse_faults, simulate
 
 

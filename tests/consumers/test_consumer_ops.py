@@ -28,9 +28,9 @@ import pytest
 from confluent_kafka import Consumer, KafkaError
 
 from consumers.kafka_logs import KafkaLogGate, client_config
-from croupier import kafka_local
-from croupier import logs as croupier_logs
 from events import occurred_at_ms
+from infra import kafka_local
+from infra import logs as croupier_logs
 from producers.simulator import Message
 from tests.consumers.helpers import (
     consumer_command,

@@ -21,8 +21,9 @@ import pytest
 
 from consumers import event_index as ei
 from consumers.event_index import EventIndex, fingerprints, repeats
-from consumers.sink import LakeSink, RowBatch
-from croupier import lake as lakes
+from consumers.rows import RowBatch
+from consumers.sink import LakeSink
+from infra import lake as lakes
 
 # --- pure --------------------------------------------------------------------------------------
 

@@ -33,8 +33,8 @@ from consumers.file_source import (
 )
 from consumers.pipeline import Pipeline, RawMessage
 from consumers.sink import LakeSink, content_hashes
-from croupier import lake as lakes
 from croupier.cli import main
+from infra import lake as lakes
 from producers.simulator import Message
 from tests.consumers.helpers import derived_hashes, lake_progress, night, open_lake
 

@@ -15,9 +15,9 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from croupier import lake as lakes
-from croupier.commands.build import build_marts
 from events import occurred_at_ms
+from infra import lake as lakes
+from infra.marts import build_marts
 from producers.simulator import Message
 from tests.consumers.helpers import consumer_command, consumer_env, open_lake
 from tests.consumers.test_hostile_input import (

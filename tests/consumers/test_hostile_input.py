@@ -17,9 +17,9 @@ import pytest
 from consumers import games
 from consumers.pipeline import Pipeline, RawMessage, StreamPolicy
 from consumers.sink import LakeSink
-from croupier import lake as lakes
 from events import dump_event, occurred_at_ms, parse_event
 from events.models import Game
+from infra import lake as lakes
 from producers.simulator import Message
 from tests.consumers.helpers import night, open_lake
 

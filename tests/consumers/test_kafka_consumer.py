@@ -24,8 +24,8 @@ from confluent_kafka import Consumer
 
 from consumers.pipeline import Pipeline, RawMessage
 from consumers.sink import LakeSink
-from croupier import lake as lakes
 from events import InvalidEvent, parse_event
+from infra import lake as lakes
 from producers.simulator import Message
 from tests.consumers.helpers import (
     consumer_command,
@@ -254,7 +254,7 @@ READER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from croupier import lake as lakes
+    from infra import lake as lakes
     end = time.monotonic() + float(sys.argv[2])
     n = 0
     while time.monotonic() < end or n < 2:
@@ -271,7 +271,7 @@ CTAS = textwrap.dedent(
     """
     import sys, time, duckdb
     from pathlib import Path
-    from croupier import lake as lakes
+    from infra import lake as lakes
     lake = lakes.Lake(root=Path(sys.argv[1]))
     end = time.monotonic() + float(sys.argv[2])
     n = 0

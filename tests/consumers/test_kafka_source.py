@@ -11,8 +11,9 @@ from confluent_kafka import TIMESTAMP_CREATE_TIME
 
 from consumers.kafka_source import ConsumeOptions, KafkaSource
 from consumers.pipeline import Pipeline
-from consumers.sink import LakeSink, RowBatch
-from croupier import lake as lakes
+from consumers.rows import RowBatch
+from consumers.sink import LakeSink
+from infra import lake as lakes
 
 
 @dataclass

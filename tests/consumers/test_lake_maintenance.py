@@ -21,9 +21,9 @@ from click.testing import CliRunner
 
 from consumers.pipeline import Pipeline, RawMessage
 from consumers.sink import ANALYTIC_TABLES, LakeSink, content_hashes
-from croupier import lake as lakes
-from croupier import maintenance
 from croupier.cli import main
+from infra import lake as lakes
+from infra import maintenance
 from tests.consumers.helpers import night
 
 # The bound a pass leaves: the latest snapshot reads at most this many files per table (one

@@ -11,7 +11,7 @@ import pytest
 
 from consumers.pipeline import Pipeline, RawMessage
 from consumers.sink import LakeSink
-from croupier import lake as lakes
+from infra import lake as lakes
 from producers.simulator import Check, Fault
 from tests.consumers.helpers import expected_violations, found_violations, night, open_lake
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 OPEN_SINK = (
     "import sys, pathlib\n"
-    "from croupier.lake import Lake\n"
+    "from infra.lake import Lake\n"
     "from consumers.sink import LakeSink\n"
     "LakeSink(Lake(root=pathlib.Path(sys.argv[1]))).close()\n"
 )
@@ -42,7 +42,7 @@ def test_a_long_lived_reader_polling_the_lake_never_blocks_the_writer(tmp_path: 
 
     from consumers.processor import Processor, RawMessage
     from consumers.sink import LakeSink
-    from croupier import lake as lakes
+    from infra import lake as lakes
     from producers.simulator import parse_faults, simulate
 
     root = tmp_path / "lake"

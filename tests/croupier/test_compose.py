@@ -10,7 +10,7 @@ import click
 import yaml
 
 from croupier.cli import main
-from croupier.config import Settings
+from infra.config import Settings
 
 COMPOSE = yaml.safe_load((Path(__file__).parents[2] / "docker-compose.yml").read_text())
 

@@ -12,8 +12,8 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from croupier import kafka_local
-from croupier.kafka_local import free_port
+from infra import kafka_local
+from infra.kafka_local import free_port
 
 pytestmark = pytest.mark.kafka
 

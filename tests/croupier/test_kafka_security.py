@@ -16,8 +16,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from croupier import kafka_local
-from producers.client import FatalPublishError, KafkaSecurityError, TableEventProducer
+from infra import kafka_local
+from infra.kafka import KafkaSecurityError
+from producers.client import FatalPublishError, TableEventProducer
 from tests.conftest import make_broker
 from tests.consumers.helpers import open_lake
 

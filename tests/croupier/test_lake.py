@@ -13,8 +13,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from croupier import lake as lakes
 from croupier.cli import main
+from infra import lake as lakes
 
 BATCH_ROWS = 1_000
 BATCHES = 40
@@ -23,7 +23,7 @@ WRITER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from croupier import lake as lakes
+    from infra import lake as lakes
     con = lakes.connect(lakes.Lake(root=Path(sys.argv[1])), create=True)
     con.execute("CREATE TABLE IF NOT EXISTS t (batch INTEGER, i INTEGER)")
     print("ready", flush=True)
@@ -42,7 +42,7 @@ READER = textwrap.dedent(
     """
     import json, sys, time
     from pathlib import Path
-    from croupier import lake as lakes
+    from infra import lake as lakes
     root = Path(sys.argv[1])
     seen = []
     deadline = time.monotonic() + 120

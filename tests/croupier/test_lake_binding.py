@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from consumers import binding
 from consumers.sink import content_hashes
-from croupier import lake as lakes
+from infra import binding
+from infra import lake as lakes
 from tests.consumers.helpers import consumer_command, consumer_env, night, publish_raw
 
 SMALL_DEMO = ("--tables", "1", "--hours", "0.5", "--no-build", "--json")

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from consumers.sink import content_hashes
-from croupier import lake as lakes
+from infra import lake as lakes
 
 SMALL_DEMO = ("--tables", "1", "--hours", "0.5", "--no-build", "--json")
 
@@ -194,7 +194,7 @@ _SMALL: list[tuple[Path, duckdb.DuckDBPyConnection, object]] = []
 def _small_lake() -> tuple[Path, duckdb.DuckDBPyConnection, object]:
     """One small lake and one locked session on it, for every example (a session costs ~0.5 s),
     with what it held at the start."""
-    from croupier import readonly
+    from infra import readonly
 
     if not _SMALL:
         root = Path(tempfile.mkdtemp(prefix="sqlro-small-")) / "lake"
@@ -223,7 +223,7 @@ def test_any_sql_text_is_refused_fails_or_reads_and_the_lake_is_unchanged(sql: s
     """Input we did not design: keyword soup and arbitrary text through the same checks as
     `croupier sql` (in-process, on a small lake): only `Refused` or DuckDB's own error escape,
     and whatever runs leaves the lake as it was."""
-    from croupier import readonly
+    from infra import readonly
 
     root, con, before = _small_lake()
     try:

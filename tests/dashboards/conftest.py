@@ -10,9 +10,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from croupier import lake as lakes
-from croupier.config import get_settings
 from dashboards import auth
+from infra import lake as lakes
+from infra.config import get_settings
 from tests.dashboards.browser import write_users
 
 
@@ -32,8 +32,8 @@ class DemoStores:
 @pytest.fixture(scope="session")
 def demo_stores(tmp_path_factory: pytest.TempPathFactory) -> DemoStores:
     """One table of each game for three hours, with the default faults, settled and built."""
-    from croupier.commands.build import build_marts
     from croupier.commands.demo import run_in_process
+    from infra.marts import build_marts
 
     root = tmp_path_factory.mktemp("dashboards")
     lake = lakes.Lake(root=root / "lake")
@@ -60,7 +60,7 @@ def dashboard_env(
 @pytest.fixture
 def marts(demo_stores: DemoStores) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection of the test's own to the demo marts (and the lake)."""
-    from croupier.commands.build import connect_marts
+    from infra.marts import connect_marts
 
     con = connect_marts(demo_stores.marts, lake=lakes.Lake(root=demo_stores.lake))
     con.execute("SET TimeZone = 'UTC'")

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from croupier.cli import main
 from croupier.commands import dashboard
-from croupier.config import get_settings
 from dashboards import auth
+from infra.config import get_settings
 
 
 def test_hash_password_prints_a_hash_that_verifies() -> None:

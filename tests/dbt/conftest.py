@@ -13,9 +13,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from croupier import lake as lakes
-from croupier.commands.build import BuildResult, build_marts, connect_marts
 from croupier.commands.demo import run_in_process
+from infra import lake as lakes
+from infra.marts import BuildResult, build_marts, connect_marts
 
 NIGHT_SEED = 3
 

@@ -25,16 +25,16 @@ import duckdb
 import pandas as pd
 import pytest
 
-from croupier import lake as lakes
-from croupier.commands import build as build_module
-from croupier.commands.build import (
+from infra import lake as lakes
+from infra import marts as build_module
+from infra.config import get_settings
+from infra.marts import (
     PROJECT_DIR,
     BuildError,
     build_marts,
     connect_marts,
     published_build,
 )
-from croupier.config import get_settings
 from tests.dbt.conftest import settle_night
 from tests.dbt.test_build_concurrency import card_counts, differences
 

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import duckdb
 
-from croupier import lake as lakes
-from croupier.commands.build import build_marts, connect_marts
+from infra import lake as lakes
+from infra.marts import build_marts, connect_marts
 
 WRITER = """
 import sys
 from pathlib import Path
-from croupier import lake as lakes
+from infra import lake as lakes
 from croupier.commands.demo import run_in_process
 run_in_process(lakes.Lake(root=Path(sys.argv[1])), tables=3, hours=8.0, seed=5,
                faults="default", progress=False)
@@ -33,7 +33,7 @@ run_in_process(lakes.Lake(root=Path(sys.argv[1])), tables=3, hours=8.0, seed=5,
 READER = """
 import json, sys, time
 from pathlib import Path
-from croupier.commands.build import connect_marts
+from infra.marts import connect_marts
 marts, out, stop = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 seen, errors, queries = set(), [], 0
 con = None

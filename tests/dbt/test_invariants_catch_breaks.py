@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from croupier import lake as lakes
 from croupier.cli import main as cli
-from croupier.commands.build import BuildError, build_marts, connect_marts
+from infra import lake as lakes
+from infra.marts import BuildError, build_marts, connect_marts
 from tests.dbt.conftest import settle_night
 
 BROKEN_ROUND = "PG-01-R99999"

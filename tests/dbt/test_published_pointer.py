@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from croupier import lake as lakes
-from croupier.commands.build import PUBLISHED, published_build
+from infra import lake as lakes
+from infra.marts import PUBLISHED, published_build
 
 
 @pytest.mark.parametrize(

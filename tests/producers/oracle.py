@@ -18,6 +18,7 @@ from events.models import (
     CardsDealt,
     CommunityDealt,
     CutCompleted,
+    Decision,
     DeckCounted,
     DiceRolled,
     Game,
@@ -37,7 +38,7 @@ from rules.holdem import HoldemRound, HoldemSeat, settle_holdem
 from rules.pai_gow import HandSet as RulesHandSet
 from rules.pai_gow import PaiGowRound, PaiGowSeat, house_way, settle_pai_gow
 from rules.profile import HoldemProfile, PaiGowProfile, TripokerProfile, load_profile
-from rules.settlement import Decision, RoundError
+from rules.settlement import RoundError
 from rules.tripoker import TripokerRound, TripokerSeat, settle_tripoker
 
 Finding = tuple[str, str]  # (rule_id, event_id)
@@ -302,7 +303,7 @@ def tripoker_payouts(
         elif isinstance(e, CardsDealt) and e.recipient is Recipient.DEALER:
             dealer += zip(e.deal_order, cards(e.cards), strict=True)
         elif isinstance(e, PlayerDecided):
-            decisions[e.seat] = Decision(e.decision.value)
+            decisions[e.seat] = e.decision
     game = TripokerRound(
         round_id=round_id,
         dealer_cards=tuple(c for _, c in sorted(dealer)),
@@ -342,7 +343,7 @@ def holdem_payouts(
         elif isinstance(e, CommunityDealt):
             board += cards(e.cards)
         elif isinstance(e, PlayerDecided):
-            decisions[e.seat] = Decision(e.decision.value)
+            decisions[e.seat] = e.decision
     called = Decision.CALL in decisions.values()
     game = HoldemRound(
         round_id=round_id,

@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner
 from confluent_kafka import Consumer
 
-from croupier import kafka_local
 from croupier.cli import main
+from infra import kafka_local
 from producers.client import TableEventProducer
 from producers.simulator import simulate
 
@@ -179,8 +179,8 @@ def test_simulate_to_kafka_and_publish_replay_byte_for_byte(
 def test_the_documented_client_example_publishes_a_valid_event(
     kafka_bootstrap: str, topic_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from croupier.config import get_settings
     from events import parse_event
+    from infra.config import get_settings
     from tests.events.test_docs import DOC
 
     example = DOC.read_text(encoding="utf-8").split("```python\n")[1].split("```")[0]

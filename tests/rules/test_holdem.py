@@ -7,17 +7,16 @@ import dataclasses
 
 import pytest
 
+from events.models import Decision, Spot
 from rules.cards import parse_cards
 from rules.holdem import HoldemRound, HoldemSeat, calls_simple_strategy, settle_holdem
 from rules.profile import HoldemProfile, load_profile
 from rules.settlement import (
-    Decision,
     LedgerKind,
     Outcome,
     RoundError,
     RoundSettlement,
     Settlement,
-    Spot,
 )
 
 PROFILE = load_profile("holdem/pe-2007")

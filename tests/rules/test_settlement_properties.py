@@ -19,6 +19,7 @@ import rules.holdem
 import rules.money
 import rules.pai_gow
 import rules.tripoker
+from events.models import Decision, Spot
 from rules.holdem import HoldemRound, HoldemSeat, settle_holdem
 from rules.pai_gow import SEATS, HandSet, PaiGowRound, PaiGowSeat, house_way, settle_pai_gow
 from rules.profile import HoldemProfile, PaiGowProfile, TripokerProfile, load_profile
@@ -27,12 +28,10 @@ from rules.rankings import PAI_GOW_HIGH, PAI_GOW_LOW
 from rules.rankings import TRIPOKER as TRIPOKER_SYSTEM
 from rules.settlement import (
     Bettor,
-    Decision,
     LedgerKind,
     Outcome,
     RoundSettlement,
     Settlement,
-    Spot,
     line_builder,
     strengths_with,
 )

@@ -105,7 +105,7 @@ def _fetch_pinned(broker: LocalBroker, staging: Path) -> bool:
     """Put the pinned jars of this Kafka version into `staging`: from `~/.m2` when Maven
     already has them, else straight from Maven Central, 8 at a time, each checked against its
     pinned SHA-256. False when this version has no pinned list (Maven resolves it instead)."""
-    from croupier.kafka_jars import pinned
+    from infra.kafka_jars import pinned
 
     jars = pinned(broker.version, LOG4J_VERSION)
     if jars is None:
@@ -136,7 +136,7 @@ def _fetch_pinned(broker: LocalBroker, staging: Path) -> bool:
 
 def ensure_jars(broker: LocalBroker, *, quiet: bool = True) -> Path:
     """Fetch the broker's jars into the cache once; return the lib folder. A pinned Kafka
-    version (croupier/kafka_jars.py) is downloaded directly; any other, or when that fails
+    version (infra/kafka_jars.py) is downloaded directly; any other, or when that fails
     (no direct access to Maven Central, say, but a Maven mirror), resolved with Maven."""
     done = broker.lib_dir / ".complete"
     if done.exists():
@@ -488,7 +488,7 @@ def free_port() -> int:
 def available(bootstrap: str | None = None) -> Iterator[str]:
     """The address of a broker that answers: `bootstrap`, else the configured one, else a
     private broker started on free ports for the duration (tests and benchmarks)."""
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     settings = get_settings()
     address = bootstrap or settings.kafka_bootstrap_servers
@@ -514,7 +514,7 @@ def available(bootstrap: str | None = None) -> Iterator[str]:
 
 def from_settings() -> LocalBroker:
     """The local broker that the configuration describes."""
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     settings = get_settings()
     return LocalBroker(

@@ -48,8 +48,8 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from croupier import lake as lakes
-from croupier.config import parse_duration
+from infra import lake as lakes
+from infra.config import parse_duration
 
 log = logging.getLogger("croupier.maintenance")
 

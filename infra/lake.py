@@ -181,6 +181,6 @@ def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
 
 def from_settings(path: Path | None = None) -> Lake:
     """The configured lake, or the one at `path`."""
-    from croupier.config import get_settings
+    from infra.config import get_settings
 
     return Lake(root=path if path is not None else get_settings().lake_dir)

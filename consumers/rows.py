@@ -1,0 +1,16 @@
+"""The processor's output: rows for each derived table, handed to the sink."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class RowBatch:
+    """Rows for each derived table, in the order the processor produced them."""
+
+    rows: dict[str, list[Any]] = field(default_factory=dict)
+
+    def add(self, table: str, row: Any) -> None:
+        self.rows.setdefault(table, []).append(row)
