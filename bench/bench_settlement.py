@@ -18,14 +18,14 @@ import numpy as np
 from treys import Card as TreysCard
 from treys import Evaluator as TreysEvaluator
 
-import rules.odds as odds
-import rules.pai_gow as pai_gow
+import games.odds as odds
+import games.pai_gow.rules as pai_gow
 from events.models import Decision
+from games.holdem.rules import HoldemRound, HoldemSeat, calls_simple_strategy, settle_holdem
+from games.pai_gow.rules import PaiGowRound, PaiGowSeat, house_way, house_way_batch, settle_pai_gow
+from games.tripoker.rules import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
 from rules.cards import card_str
-from rules.holdem import HoldemRound, HoldemSeat, calls_simple_strategy, settle_holdem
-from rules.pai_gow import PaiGowRound, PaiGowSeat, house_way, house_way_batch, settle_pai_gow
 from rules.profile import load_profile
-from rules.tripoker import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
 
 
 def line(label: str, value: str) -> None:

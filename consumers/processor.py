@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from pydantic import BaseModel
 
 from consumers import table_checks
-from consumers.games import RoundEvents, finish_round, round_row
+from consumers.rounds import finish_round, round_row
 from consumers.rows import RowBatch
 from consumers.state import TableState, apply_table_event
 from events import EVENT_MODELS, MAX_EVENT_BYTES, Event, InvalidEvent, dump_event, parse_event
@@ -32,6 +32,7 @@ from events.models import (
     TableClosed,
     TableOpened,
 )
+from games.base import RoundEvents
 from rules.procedure import (
     Finding,
     Severity,

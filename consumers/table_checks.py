@@ -3,7 +3,7 @@
 Each check names its rule IDs and returns its findings; `run` applies those registered for the
 event's type, in order, before the event changes the table's state (`state.apply_table_event`,
 then the processor's round bookkeeping). Round-level checks run when a round closes
-(`consumers/games.py`, `rules/procedure.py`).
+(`consumers/rounds.py`, the games' `checks.py`).
 """
 
 from __future__ import annotations
@@ -13,17 +13,8 @@ from typing import Any
 
 from consumers.state import TableState
 from events.models import DeckCounted, Event, Game, RoundStarted
-from rules.procedure import (
-    CUT_RULE,
-    DECK_COUNT_RULE,
-    DECK_SIZE,
-    JOKER_RULE,
-    SHUFFLE_RULE,
-    Finding,
-    Severity,
-    finding_at,
-    jokers_left_in_play,
-)
+from games.registry import GAMES
+from rules.procedure import Finding, Severity, finding_at, jokers_left_in_play
 
 Check = Callable[[TableState, Any], list[Finding]]
 
@@ -31,13 +22,14 @@ Check = Callable[[TableState, Any], list[Finding]]
 def jokers_removed(state: TableState, event: DeckCounted) -> list[Finding]:
     """PGP-A6d, TCP-A5b, THP-A5: at a deck's first count, the box's jokers are dealt with (all
     destroyed but the one Pai Gow plays with)."""
+    rules = GAMES[event.game].table_rules
     in_box, destroyed, counted = state.decks.get(event.deck_id, [0, 0, 0])
-    if counted or in_box - destroyed == jokers_left_in_play(event.game, in_box):
+    if counted or in_box - destroyed == jokers_left_in_play(rules, in_box):
         return []
     return [
         finding_at(
             event,
-            JOKER_RULE[event.game],
+            rules.joker,
             "jokers_removed",
             Severity.CRITICAL,
             jokers_in_box=in_box,
@@ -49,13 +41,14 @@ def jokers_removed(state: TableState, event: DeckCounted) -> list[Finding]:
 
 def deck_count(state: TableState, event: DeckCounted) -> list[Finding]:
     """PGP-A7a, ALL-3: a counted deck has the game's number of cards."""
-    expected = DECK_SIZE[event.game]
+    rules = GAMES[event.game].table_rules
+    expected = rules.deck_size
     if event.count == expected:
         return []
     return [
         finding_at(
             event,
-            DECK_COUNT_RULE[event.game],
+            rules.deck_count,
             "deck_count",
             Severity.CRITICAL,
             expected=expected,
@@ -67,10 +60,11 @@ def deck_count(state: TableState, event: DeckCounted) -> list[Finding]:
 
 def shuffled_and_cut(state: TableState, event: RoundStarted) -> list[Finding]:
     """PGP-A8a/b, TCP-A7, ALL-4: every round is dealt from a deck shuffled, then cut."""
+    rules = GAMES[event.game].table_rules
     if not state.shuffled:
-        return [finding_at(event, SHUFFLE_RULE[event.game], "shuffle_before_round", Severity.MAJOR)]
+        return [finding_at(event, rules.shuffle, "shuffle_before_round", Severity.MAJOR)]
     if not state.cut:
-        return [finding_at(event, CUT_RULE[event.game], "cut_before_round", Severity.MAJOR)]
+        return [finding_at(event, rules.cut, "cut_before_round", Severity.MAJOR)]
     return []
 
 

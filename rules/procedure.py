@@ -6,8 +6,7 @@ so an auditor can go from any violation row back to the article and the event th
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -17,13 +16,8 @@ from events.models import (
     BetPlaced,
     BetsClosed,
     CardsDealt,
-    DiceRolled,
     Event,
-    Game,
-    HandSet,
-    Recipient,
 )
-from rules.pai_gow import DEALER, GROUP_SIZE, LEFTOVER_CARDS, POSITIONS, serpentine_deal_order
 
 
 class Severity(StrEnum):
@@ -59,52 +53,31 @@ def finding_at(
     )
 
 
-# Rule IDs that differ by game for the same procedure.
-DECK_SIZE: Mapping[Game, int] = {Game.PAI_GOW: 53, Game.TRIPOKER: 52, Game.HOLDEM: 52}
-DECK_COUNT_RULE: Mapping[Game, str] = {
-    Game.PAI_GOW: "PGP-A7a",
-    Game.TRIPOKER: "ALL-3",
-    Game.HOLDEM: "ALL-3",
-}
-SHUFFLE_RULE: Mapping[Game, str] = {
-    Game.PAI_GOW: "PGP-A8a",
-    Game.TRIPOKER: "TCP-A7",
-    Game.HOLDEM: "ALL-4",
-}
-CUT_RULE: Mapping[Game, str] = {
-    Game.PAI_GOW: "PGP-A8b",
-    Game.TRIPOKER: "TCP-A7",
-    Game.HOLDEM: "ALL-4",
-}
-JOKER_RULE: Mapping[Game, str] = {
-    Game.PAI_GOW: "PGP-A6d",
-    Game.TRIPOKER: "TCP-A5b",
-    Game.HOLDEM: "THP-A5",
-}
-ONE_ZONE_RULE: Mapping[Game, str] = {
-    Game.PAI_GOW: "PGP-A9a",
-    Game.TRIPOKER: "TCP-A9a",
-    Game.HOLDEM: "ALL-2",
-}
-# Overpaid / underpaid bets (the dealer's recorded payout differs from the rules').
-PAYMENT_RULE: Mapping[Game, str] = {
-    Game.PAI_GOW: "PGP-A17c",
-    Game.TRIPOKER: "DEF-TCP3",
-    Game.HOLDEM: "DEF-THP2",
-}
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TableRules:
+    """A game's deck, and the articles that state the same procedure for it: each game's page
+    numbers them its own way (a game's `GameSpec.table_rules`)."""
+
+    deck_size: int  # PGP-A7a: 53; ALL-3: 52
+    jokers_in_play: int  # jokers a prepared deck keeps: one in Pai Gow (PGP-A6d), else none
+    deck_count: str
+    shuffle: str
+    cut: str
+    joker: str  # the box's jokers dealt with; a joker in play where none may be
+    one_zone: str  # one player, one betting zone
+    payment: str  # a recorded payout other than the rules' (overpaid / underpaid)
 
 
-def jokers_left_in_play(game: Game, jokers_in_box: int) -> int:
-    """How many jokers a correctly prepared deck keeps: one in Pai Gow (PGP-A6d), none elsewhere
-    (TCP-A5b, THP-A5)."""
-    return min(jokers_in_box, 1) if game is Game.PAI_GOW else 0
+def jokers_left_in_play(rules: TableRules, jokers_in_box: int) -> int:
+    """How many jokers a correctly prepared deck keeps (PGP-A6d, TCP-A5b, THP-A5)."""
+    return min(jokers_in_box, rules.jokers_in_play)
 
 
 # ---------------------------------------------------------------------------------------------
 # Round checks: the events of one round, in seq order
 
 
-def duplicate_cards(game: Game, events: Sequence[Event]) -> list[Finding]:
+def duplicate_cards(rules: TableRules, events: Sequence[Event]) -> list[Finding]:
     """A card seen twice in one round, or a joker outside Pai Gow: the deck is not what it
     should be (ALL-3; TCP-A5b / THP-A5 for a joker)."""
     findings: list[Finding] = []
@@ -113,11 +86,9 @@ def duplicate_cards(game: Game, events: Sequence[Event]) -> list[Finding]:
         if not isinstance(event, CardsDealt):
             continue
         for card in event.cards:
-            if card == "Jk" and game is not Game.PAI_GOW:
+            if card == "Jk" and not rules.jokers_in_play:
                 findings.append(
-                    finding_at(
-                        event, JOKER_RULE[game], "joker_in_play", Severity.CRITICAL, card=card
-                    )
+                    finding_at(event, rules.joker, "joker_in_play", Severity.CRITICAL, card=card)
                 )
             elif card in seen:
                 findings.append(
@@ -127,7 +98,7 @@ def duplicate_cards(game: Game, events: Sequence[Event]) -> list[Finding]:
     return findings
 
 
-def one_player_per_zone(game: Game, events: Sequence[Event]) -> list[Finding]:
+def one_player_per_zone(rules: TableRules, events: Sequence[Event]) -> list[Finding]:
     """The same player reference at two seats in one round (ALL-2, PGP-A9a, TCP-A9a)."""
     seats_of: dict[str, set[int]] = {}
     first: dict[str, BetPlaced] = {}
@@ -141,7 +112,7 @@ def one_player_per_zone(game: Game, events: Sequence[Event]) -> list[Finding]:
                 findings.append(
                     finding_at(
                         event,
-                        ONE_ZONE_RULE[game],
+                        rules.one_zone,
                         "player_in_two_zones",
                         Severity.MAJOR,
                         player_ref=event.player_ref,
@@ -195,149 +166,6 @@ def bets_after_close(events: Sequence[Event]) -> list[Finding]:
                     Severity.CRITICAL,
                     seat=event.seat,
                     amount_cents=event.amount_cents,
-                )
-            )
-    return findings
-
-
-def pai_gow_deal(events: Sequence[Event]) -> list[Finding]:
-    """The 7x7 deal: seven groups of seven (PGP-A10a), face down (A10c), 4 cards left over and
-    discarded unseen (A10d), the serpentine order (A10f)."""
-    findings: list[Finding] = []
-    groups: dict[int, CardsDealt] = {}
-    leftovers: list[CardsDealt] = []
-    for event in events:
-        if isinstance(event, CardsDealt):
-            if event.recipient is Recipient.GROUP and event.group is not None:
-                groups[event.group] = event
-            elif event.recipient is Recipient.DISCARD:
-                leftovers.append(event)
-    last = events[-1] if events else None
-    if len(groups) != POSITIONS or any(len(g.cards) != GROUP_SIZE for g in groups.values()):
-        sizes = {str(n): len(g.cards) for n, g in sorted(groups.items())}
-        anchor = next(iter(groups.values()), None) or last
-        if anchor is not None:
-            findings.append(
-                finding_at(
-                    anchor, "PGP-A10a", "seven_groups_of_seven", Severity.CRITICAL, groups=sizes
-                )
-            )
-    # The discard of the leftovers is the first discard after the groups (A10d).
-    dealt_leftover = [e for e in leftovers if e.deal_order and min(e.deal_order) > 0]
-    leftover_count = sum(len(e.cards) for e in dealt_leftover[:1])
-    if dealt_leftover and leftover_count != LEFTOVER_CARDS:
-        findings.append(
-            finding_at(
-                dealt_leftover[0],
-                "PGP-A10d",
-                "four_cards_left",
-                Severity.CRITICAL,
-                expected=LEFTOVER_CARDS,
-                seen=leftover_count,
-            )
-        )
-    for event in groups.values():
-        if event.face_up:
-            findings.append(
-                finding_at(event, "PGP-A10c", "deal_face_down", Severity.MAJOR, group=event.group)
-            )
-    if len(groups) == POSITIONS:
-        expected = {
-            (group, number): place
-            for place, (group, number) in enumerate(serpentine_deal_order(), start=1)
-        }
-        for number, event in sorted(groups.items()):
-            orders = list(event.deal_order)
-            # A card beyond the seventh has no place in the deal (None): a group of more than
-            # seven cards, reported under PGP-A10a, is not dealt in the serpentine order either.
-            wanted = [expected.get((number, card)) for card in range(1, len(orders) + 1)]
-            if orders != wanted:
-                findings.append(
-                    finding_at(
-                        event,
-                        "PGP-A10f",
-                        "serpentine_deal",
-                        Severity.MAJOR,
-                        group=number,
-                        expected=wanted,
-                        seen=orders,
-                    )
-                )
-                break
-    return findings
-
-
-def pai_gow_unbet_groups(events: Sequence[Event]) -> list[Finding]:
-    """The groups of positions without a bet are collected unseen into the discard rack
-    (PGP-A12b): a hand set at a player position that has no bet shows such a group's cards."""
-    bettors = {e.seat for e in events if isinstance(e, BetPlaced)}
-    return [
-        finding_at(e, "PGP-A12b", "unbet_group_unseen", Severity.MAJOR, seat=e.seat)
-        for e in events
-        if isinstance(e, HandSet) and e.seat != DEALER and e.seat not in bettors
-    ]
-
-
-def pai_gow_dice(events: Sequence[Event]) -> list[Finding]:
-    """A Pai Gow deal needs a valid roll of three dice to say who receives group 1 (PGP-A11b);
-    a roll marked invalid must be thrown again (PGP-A11c)."""
-    dealt = next((e for e in events if isinstance(e, CardsDealt)), None)
-    if dealt is None or any(isinstance(e, DiceRolled) and e.valid for e in events):
-        return []
-    rolls = sum(1 for e in events if isinstance(e, DiceRolled))
-    return [finding_at(dealt, "PGP-A11c", "valid_dice_roll", Severity.MAJOR, invalid_rolls=rolls)]
-
-
-def three_card_hands(events: Sequence[Event]) -> list[Finding]:
-    """Every Tripóker hand has exactly 3 cards (TCP-A8, TCP-A10a)."""
-    counts: Counter[tuple[str, int | None]] = Counter()
-    anchors: dict[tuple[str, int | None], CardsDealt] = {}
-    for event in events:
-        if isinstance(event, CardsDealt) and event.recipient in (Recipient.SEAT, Recipient.DEALER):
-            key = (event.recipient.value, event.seat)
-            counts[key] += len(event.cards)
-            anchors.setdefault(key, event)
-    return [
-        finding_at(
-            anchors[key],
-            "TCP-A8",
-            "three_cards",
-            Severity.CRITICAL,
-            recipient=key[0],
-            seat=key[1],
-            cards=count,
-        )
-        for key, count in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0))
-        if count != 3
-    ]
-
-
-def tripoker_exposed_card(events: Sequence[Event], exposed: Set[int]) -> list[Finding]:
-    """The dealer's cards numbered `exposed` (by deal order, 1..3) are dealt face up and the
-    others face down (TCP-A10b under `pe-2005`: the third; `standard`: none)."""
-    # Sorted on the deal order alone: two cards given the same place (a device fault) keep
-    # their stream order rather than comparing the events themselves, which raised TypeError.
-    dealt = sorted(
-        (
-            (order, event)
-            for event in events
-            if isinstance(event, CardsDealt) and event.recipient is Recipient.DEALER
-            for order in event.deal_order
-        ),
-        key=lambda pair: pair[0],
-    )
-    findings: list[Finding] = []
-    for number, (_, event) in enumerate(dealt, start=1):
-        should_be_up = number in exposed
-        if event.face_up != should_be_up:
-            findings.append(
-                finding_at(
-                    event,
-                    "TCP-A10b",
-                    "dealer_exposed_card",
-                    Severity.MAJOR,
-                    card_number=number,
-                    expected_face_up=should_be_up,
                 )
             )
     return findings

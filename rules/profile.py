@@ -61,7 +61,7 @@ class Band:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class HouseWay:
-    """The parameters of a posted house way (DEF-PGP1, PGP-A13c); `rules.pai_gow.house_way`
+    """The parameters of a posted house way (DEF-PGP1, PGP-A13c); `games.pai_gow.rules.house_way`
     applies them. Rows that every supported way shares (no pair, one pair, three pair, trips,
     two trips, quads with a pair) are fixed in code and documented there."""
 

@@ -14,6 +14,7 @@ import click
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from events.models import Decision, Game
+from games.registry import GAMES
 from rules.cards import CardError, cards_str, parse_cards
 from rules.profile import (
     BUILTIN_HOUSE_WAYS,
@@ -28,12 +29,6 @@ from rules.profile import (
     parse_profile,
 )
 from rules.settlement import RoundError, RoundSettlement
-
-DEFAULT_PROFILES = {
-    Game.PAI_GOW: "pai-gow/pe-1999",
-    Game.TRIPOKER: "tripoker/pe-2005",
-    Game.HOLDEM: "holdem/pe-2007",
-}
 
 
 def resolve_profile(value: str) -> Profile:
@@ -73,7 +68,7 @@ def house_way(way: str, cards: tuple[str, ...]) -> None:
     joker Jk), as separate arguments or one quoted string. Prints
     `{"high": [...5 cards], "low": [...2 cards]}`.
     """
-    from rules.pai_gow import house_way as set_hands
+    from games.pai_gow.rules import house_way as set_hands
 
     try:
         hand = parse_cards(" ".join(cards), allow_joker=True)
@@ -179,7 +174,7 @@ class _Table:
 
     @staticmethod
     def _pai_gow(model: PaiGowRoundIn, profile: PaiGowProfile) -> RoundSettlement:
-        from rules.pai_gow import HandSet, PaiGowRound, PaiGowSeat, settle_pai_gow
+        from games.pai_gow.rules import HandSet, PaiGowRound, PaiGowSeat, settle_pai_gow
 
         seats = []
         for s in model.seats:
@@ -208,7 +203,7 @@ class _Table:
 
     @staticmethod
     def _tripoker(model: TripokerRoundIn, profile: TripokerProfile) -> RoundSettlement:
-        from rules.tripoker import TripokerRound, TripokerSeat, settle_tripoker
+        from games.tripoker.rules import TripokerRound, TripokerSeat, settle_tripoker
 
         seats = tuple(
             TripokerSeat(
@@ -226,7 +221,7 @@ class _Table:
         return settle_tripoker(game, profile)
 
     def _holdem(self, model: HoldemRoundIn, profile: HoldemProfile) -> RoundSettlement:
-        from rules.holdem import HoldemRound, HoldemSeat, settle_holdem
+        from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
 
         seats = tuple(
             HoldemSeat(
@@ -306,8 +301,8 @@ def settle(profile_name: str | None) -> None:
                 raise ValueError("expected a JSON object")
             if table is None:
                 if profile_name is None:
-                    game = Game(record.get("game", ""))
-                    profile_name = DEFAULT_PROFILES[game]
+                    game = Game.from_slug(str(record.get("game", "")))
+                    profile_name = GAMES[game].default_profile
                 table = _Table(resolve_profile(profile_name))
             result = table.settle(record)
         except ValidationError as exc:
@@ -354,11 +349,11 @@ def odds(game: str | None, profile_name: str | None, rounds: int, seed: int) -> 
     """
     import numpy as np
 
-    from rules.odds import game_math
+    from games.odds import game_math
 
     if game is None and profile_name is None:
         raise click.UsageError("give --game or --profile")
-    profile = resolve_profile(profile_name or DEFAULT_PROFILES[Game.from_slug(game or "")])
+    profile = resolve_profile(profile_name or GAMES[Game.from_slug(game or "")].default_profile)
     if game is not None and profile.game.slug != game:
         raise click.BadParameter(
             f"{profile.name} is a {profile.game.slug} profile, not {game}", param_hint="--game"

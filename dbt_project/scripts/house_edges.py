@@ -1,5 +1,5 @@
 """Writes the game-math seeds dbt needs (house edge per bet spot, progressive paytable) from the
-rule profiles through `rules.odds`, so theoretical win (DEF-ACC2) is the engine's math as data.
+rule profiles through `games.odds`, so theoretical win (DEF-ACC2) is the engine's math as data.
 
     uv run python dbt_project/scripts/house_edges.py           # rewrite seeds/*.csv
     uv run python dbt_project/scripts/house_edges.py --check   # exit 1 if the CSVs are stale
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from rules.odds import game_math, progressive_exact
+from games.odds import game_math, progressive_exact
 from rules.profile import BUILTIN_PROFILES, HoldemProfile, Profile, load_profile
 from rules.rankings import Category
 
@@ -48,8 +48,8 @@ PAYTABLE_COLUMNS = (
 )
 
 
-# The wager of rules.odds whose edge and strategy a spot's edge comes from (by game); spots
-# missing here are decided with the ante and carry 0 (rules.odds.house_edge_by_spot).
+# The wager of games.odds whose edge and strategy a spot's edge comes from (by game); spots
+# missing here are decided with the ante and carry 0 (games.odds.house_edge_by_spot).
 SOURCES = {
     "tripoker": {"ante": "ante_play", "pair_plus": "pair_plus"},
     "holdem": {"ante": "ante_call", "progressive": "progressive"},
@@ -59,7 +59,7 @@ SOURCES = {
 
 def edge_rows(profile: Profile, *, rounds: int = SIMULATION_ROUNDS) -> list[dict[str, Any]]:
     """One row per bet spot of the profile: the house edge theoretical win multiplies by
-    (`house_edge_by_spot` of rules.odds), the strategy it assumes and how it was computed."""
+    (`house_edge_by_spot` of games.odds), the strategy it assumes and how it was computed."""
     report = game_math(profile, rng=np.random.default_rng(SIMULATION_SEED), rounds=rounds)
     wagers = report["wagers"]
     sources = SOURCES[profile.game.slug]
@@ -72,7 +72,7 @@ def edge_rows(profile: Profile, *, rounds: int = SIMULATION_ROUNDS) -> list[dict
         wager = wagers.get(sources.get(spot, ""))
         if wager is None:
             unit = "0: decided with the ante, inside the ante's edge"
-            strategy, method = "", "by construction (rules.odds.house_edge_by_spot)"
+            strategy, method = "", "by construction (games.odds.house_edge_by_spot)"
         else:
             unit = (
                 f"per unit of {spot}"

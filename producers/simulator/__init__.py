@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 
 from events import Game
-from producers.simulator.faults import (
+from games.simulation.faults import (
     FAULTS,
     Check,
     Fault,
@@ -18,8 +18,8 @@ from producers.simulator.faults import (
     default_rates,
     parse_faults,
 )
-from producers.simulator.stream import Message
-from producers.simulator.table import TableSim
+from games.simulation.stream import Message
+from games.simulation.table import TableSim
 
 DEFAULT_START = datetime(2025, 1, 10, 23, 0, tzinfo=UTC)  # 18:00 in Lima
 
@@ -39,11 +39,9 @@ __all__ = [
 
 
 def table_classes() -> dict[Game, type[TableSim]]:
-    from producers.simulator.holdem import HoldemTable
-    from producers.simulator.pai_gow import PaiGowTable
-    from producers.simulator.tripoker import TripokerTable
+    from games.registry import GAMES
 
-    return {Game.PAI_GOW: PaiGowTable, Game.TRIPOKER: TripokerTable, Game.HOLDEM: HoldemTable}
+    return {game: spec.simulator for game, spec in GAMES.items()}
 
 
 class Simulation:

@@ -53,8 +53,8 @@ from typing import Any
 
 from consumers.processor import Processor, RawMessage
 from events import EVENT_MODELS, parse_event
+from games.pai_gow.rules import DEALER, POSITIONS, group_one_position
 from rules.cards import CANONICAL
-from rules.pai_gow import DEALER, POSITIONS, group_one_position
 
 PARTITIONS = 6
 TOPIC = "table-events"

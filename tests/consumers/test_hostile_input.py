@@ -8,17 +8,19 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
 
-from consumers import games
 from consumers.pipeline import Pipeline, RawMessage, StreamPolicy
 from consumers.sink import LakeSink
 from events import dump_event, occurred_at_ms, parse_event
 from events.models import Game
+from games import registry
+from games.base import RoundEvents, TableTerms
 from infra import lake as lakes
 from producers.simulator import Message
 from tests.consumers.helpers import night, open_lake
@@ -127,16 +129,14 @@ def test_an_error_in_the_engine_is_contained_to_its_round(
     tmp_path: Path, clean: dict[str, tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = sorted(rid for rid in clean if rid.startswith("TP-"))[7]
-    real = games.GAMES[Game.TRIPOKER]
+    real = registry.GAMES[Game.TRIPOKER]
 
-    def settle_or_fail(state: Any, kinds: games.RoundEvents, profile: Any) -> Any:
-        if state.round_id == target:
+    def settle_or_fail(kinds: RoundEvents, profile: Any, table: TableTerms) -> Any:
+        if table.round_id == target:
             raise RuntimeError("an input no check foresaw")
-        return real.settle(state, kinds, profile)
+        return real.settle(kinds, profile, table)
 
-    monkeypatch.setitem(
-        games.GAMES, Game.TRIPOKER, games.GameRules(checks=real.checks, settle=settle_or_fail)
-    )
+    monkeypatch.setitem(registry.GAMES, Game.TRIPOKER, replace(real, settle=settle_or_fail))
     con = settle(tmp_path, CLEAN.messages)
     got = by_round(con)
     assert_untouched_equal(clean, got, {target})

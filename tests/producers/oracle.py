@@ -31,15 +31,15 @@ from events.models import (
     RoundStarted,
     ShuffleCompleted,
 )
+from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
+from games.pai_gow.rules import HandSet as RulesHandSet
+from games.pai_gow.rules import PaiGowRound, PaiGowSeat, house_way, settle_pai_gow
+from games.simulation.table import recorded_payout
+from games.tripoker.rules import TripokerRound, TripokerSeat, settle_tripoker
 from producers.simulator import Message
-from producers.simulator.table import recorded_payout
 from rules.cards import JOKER, parse_card
-from rules.holdem import HoldemRound, HoldemSeat, settle_holdem
-from rules.pai_gow import HandSet as RulesHandSet
-from rules.pai_gow import PaiGowRound, PaiGowSeat, house_way, settle_pai_gow
 from rules.profile import HoldemProfile, PaiGowProfile, TripokerProfile, load_profile
 from rules.settlement import RoundError
-from rules.tripoker import TripokerRound, TripokerSeat, settle_tripoker
 
 Finding = tuple[str, str]  # (rule_id, event_id)
 

@@ -7,7 +7,7 @@ import random
 from datetime import UTC, datetime
 
 from events import Game, parse_event
-from producers.simulator.stream import Pending, TableStream
+from games.simulation.stream import Pending, TableStream
 
 MIDNIGHT_MS = int(datetime(2025, 1, 11, tzinfo=UTC).timestamp() * 1000)
 

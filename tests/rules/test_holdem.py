@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from events.models import Decision, Spot
+from games.holdem.rules import HoldemRound, HoldemSeat, calls_simple_strategy, settle_holdem
 from rules.cards import parse_cards
-from rules.holdem import HoldemRound, HoldemSeat, calls_simple_strategy, settle_holdem
 from rules.profile import HoldemProfile, load_profile
 from rules.settlement import (
     LedgerKind,

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from rules.odds import game_math, progressive_exact
+from games.odds import game_math, progressive_exact
 from rules.profile import HoldemProfile, load_profile
 
 STANDARD = game_math(load_profile("tripoker/standard"), rng=None, rounds=0)

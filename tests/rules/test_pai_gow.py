@@ -9,9 +9,7 @@ from collections import Counter
 
 import pytest
 
-from rules.cards import parse_cards
-from rules.money import commission_cents
-from rules.pai_gow import (
+from games.pai_gow.rules import (
     DEALER,
     HandSet,
     PaiGowRound,
@@ -21,6 +19,8 @@ from rules.pai_gow import (
     serpentine_deal_order,
     settle_pai_gow,
 )
+from rules.cards import parse_cards
+from rules.money import commission_cents
 from rules.profile import PaiGowProfile, load_house_way, load_profile
 from rules.settlement import Bettor, Outcome, RoundError, Settlement
 
@@ -187,7 +187,7 @@ def test_pgp_a16a_equal_in_one_and_higher_in_the_other_goes_to_the_banker() -> N
 def test_pgp_a4a_five_aces_beat_a_royal_flush_when_settling() -> None:
     # One deck cannot deal both (each needs the joker or an ace), so the banker's royal is
     # given to the comparison directly: A-K-Q-J-10 of spades high, 3-2 low.
-    from rules.pai_gow import _judge
+    from games.pai_gow.rules import _judge
     from rules.rankings import PAI_GOW_HIGH, PAI_GOW_LOW
 
     royal = PAI_GOW_HIGH.strength(cards("As Ks Qs Js Ts"))

@@ -12,8 +12,8 @@ import random
 import numpy as np
 import pytest
 
+from games.pai_gow.rules import HandSet, foul_rules, house_way, house_way_batch
 from rules.cards import JOKER, RANKS, parse_cards
-from rules.pai_gow import HandSet, foul_rules, house_way, house_way_batch
 from rules.profile import load_house_way
 from rules.rankings import PAI_GOW_HIGH, Category
 

@@ -7,8 +7,12 @@ import uuid
 from typing import Any
 
 from events import Event, validate_event
+from events.models import Game
+from games.pai_gow import checks as pai_gow_checks
+from games.pai_gow.rules import serpentine_deal_order
+from games.registry import GAMES
+from games.tripoker import checks as tripoker_checks
 from rules import procedure
-from rules.pai_gow import serpentine_deal_order
 
 _seq = iter(range(1, 10_000))
 
@@ -56,7 +60,7 @@ def test_all1_bet_above_the_posted_limit_is_a_violation() -> None:
 
 def test_all2_one_player_in_two_zones_is_a_violation() -> None:
     events = [bet(1, ref="P1"), bet(2, ref="P2"), bet(4, ref="P1")]
-    found = procedure.one_player_per_zone(procedure.Game.PAI_GOW, events)
+    found = procedure.one_player_per_zone(GAMES[Game.PAI_GOW].table_rules, events)
     assert rules_of(found) == ["PGP-A9a"]
     assert found[0].evidence["seats"] == [1, 4]
 
@@ -69,10 +73,15 @@ def test_pgp_a9c_bet_after_the_dice_are_shaken() -> None:
 
 def test_all3_a_card_twice_and_a_joker_outside_pai_gow() -> None:
     twice = [dealt("seat", ["As", "Kd"], [1, 2], seat=1), dealt("seat", ["As"], [3], seat=2)]
-    assert rules_of(procedure.duplicate_cards(procedure.Game.PAI_GOW, twice)) == ["ALL-3"]
+    assert rules_of(procedure.duplicate_cards(GAMES[Game.PAI_GOW].table_rules, twice)) == ["ALL-3"]
     joker = [dealt("seat", ["Jk", "Kd", "2c"], [1, 2, 3], game="tripoker", seat=1)]
-    assert rules_of(procedure.duplicate_cards(procedure.Game.TRIPOKER, joker)) == ["TCP-A5b"]
-    assert procedure.duplicate_cards(procedure.Game.PAI_GOW, [dealt("discard", ["Jk"], [50])]) == []
+    assert rules_of(procedure.duplicate_cards(GAMES[Game.TRIPOKER].table_rules, joker)) == [
+        "TCP-A5b"
+    ]
+    assert (
+        procedure.duplicate_cards(GAMES[Game.PAI_GOW].table_rules, [dealt("discard", ["Jk"], [50])])
+        == []
+    )
 
 
 def _deal(order_of: dict[int, list[int]], leftovers: int = 4) -> list[Event]:
@@ -90,11 +99,11 @@ def test_pgp_a10f_serpentine_order_is_accepted_and_group_by_group_is_not() -> No
     serpentine: dict[int, list[int]] = {g: [] for g in range(1, 8)}
     for place, (group, _card) in enumerate(serpentine_deal_order(), start=1):
         serpentine[group].append(place)
-    assert procedure.pai_gow_deal(_deal(serpentine)) == []
+    assert pai_gow_checks.pai_gow_deal(_deal(serpentine)) == []
     # PGP-A10f literally: the first card of group 7 is the 7th dealt, its second the 8th.
     assert serpentine[7][:2] == [7, 8] and serpentine[1][:2] == [1, 14]
     one_by_one = {g: list(range(7 * (g - 1) + 1, 7 * g + 1)) for g in range(1, 8)}
-    assert rules_of(procedure.pai_gow_deal(_deal(one_by_one))) == ["PGP-A10f"]
+    assert rules_of(pai_gow_checks.pai_gow_deal(_deal(one_by_one))) == ["PGP-A10f"]
 
 
 def test_pgp_a10d_five_cards_left_is_a_violation() -> None:
@@ -102,7 +111,7 @@ def test_pgp_a10d_five_cards_left_is_a_violation() -> None:
     for place, (group, _card) in enumerate(serpentine_deal_order(), start=1):
         serpentine[group].append(place)
     serpentine[3] = serpentine[3][:6]  # one card short: 5 are left
-    found = rules_of(procedure.pai_gow_deal(_deal(serpentine, leftovers=5)))
+    found = rules_of(pai_gow_checks.pai_gow_deal(_deal(serpentine, leftovers=5)))
     assert "PGP-A10d" in found and "PGP-A10a" in found
 
 
@@ -113,7 +122,7 @@ def test_pgp_a10a_a_group_of_eight_cards_is_reported_not_raised() -> None:
     for place, (group, _card) in enumerate(serpentine_deal_order(), start=1):
         serpentine[group].append(place)
     serpentine[3] = [*serpentine[3], 50]  # an eighth card to group 3: 3 are left
-    found = rules_of(procedure.pai_gow_deal(_deal(serpentine, leftovers=3)))
+    found = rules_of(pai_gow_checks.pai_gow_deal(_deal(serpentine, leftovers=3)))
     assert "PGP-A10a" in found and "PGP-A10f" in found
 
 
@@ -124,16 +133,16 @@ def test_tcp_a10b_dealer_cards_given_the_same_deal_order_are_judged_not_raised()
         dealt("dealer", ["As", "Kd"], [4, 4], game="tripoker"),
         dealt("dealer", ["2c"], [4], game="tripoker", face_up=True),
     ]
-    assert procedure.tripoker_exposed_card(events, {3}) == []  # numbered in stream order
-    found = procedure.tripoker_exposed_card(events, {2})
+    assert tripoker_checks.tripoker_exposed_card(events, {3}) == []  # numbered in stream order
+    found = tripoker_checks.tripoker_exposed_card(events, {2})
     assert [f.evidence["card_number"] for f in found] == [2, 3]
 
 
 def test_pgp_a11c_a_deal_without_a_valid_roll() -> None:
     events = [ev("dice_rolled", dice=[1, 2, 3], valid=False), dealt("group", ["As"], [1], group=1)]
-    assert rules_of(procedure.pai_gow_dice(events)) == ["PGP-A11c"]
+    assert rules_of(pai_gow_checks.pai_gow_dice(events)) == ["PGP-A11c"]
     events.insert(1, ev("dice_rolled", dice=[4, 2, 3], valid=True))
-    assert procedure.pai_gow_dice(events) == []
+    assert pai_gow_checks.pai_gow_dice(events) == []
 
 
 def test_pgp_a12b_a_hand_set_at_a_position_without_a_bet() -> None:
@@ -142,10 +151,10 @@ def test_pgp_a12b_a_hand_set_at_a_position_without_a_bet() -> None:
 
     # Seats 1 and 3 bet; the dealer (seat 0) always sets; seat 5's group was turned up.
     events = [bet(1), bet(3), ev("bets_closed"), hand(1), hand(3), hand(5), hand(0)]
-    found = procedure.pai_gow_unbet_groups(events)
+    found = pai_gow_checks.pai_gow_unbet_groups(events)
     assert rules_of(found) == ["PGP-A12b"]
     assert found[0].evidence == {"seat": 5} and found[0].event_id == str(events[5].event_id)
-    assert procedure.pai_gow_unbet_groups(events[:5] + events[6:]) == []
+    assert pai_gow_checks.pai_gow_unbet_groups(events[:5] + events[6:]) == []
 
 
 def test_tcp_a8_every_hand_has_three_cards() -> None:
@@ -153,15 +162,17 @@ def test_tcp_a8_every_hand_has_three_cards() -> None:
         dealt("seat", ["As", "Kd"], [1, 3], game="tripoker", seat=1),
         dealt("dealer", ["2c", "3c", "4c"], [2, 4, 6], game="tripoker"),
     ]
-    found = procedure.three_card_hands(events)
+    found = tripoker_checks.three_card_hands(events)
     assert rules_of(found) == ["TCP-A8"] and found[0].evidence["seat"] == 1
 
 
 def test_tcp_a10b_the_dealers_third_card_face_up_under_pe_2005() -> None:
     down = dealt("dealer", ["2c", "3c"], [2, 4], game="tripoker")
     up = dealt("dealer", ["4c"], [6], game="tripoker", face_up=True)
-    assert procedure.tripoker_exposed_card([down, up], exposed={3}) == []
+    assert tripoker_checks.tripoker_exposed_card([down, up], exposed={3}) == []
     all_down = dealt("dealer", ["2c", "3c", "4c"], [2, 4, 6], game="tripoker")
-    assert rules_of(procedure.tripoker_exposed_card([all_down], exposed={3})) == ["TCP-A10b"]
+    assert rules_of(tripoker_checks.tripoker_exposed_card([all_down], exposed={3})) == ["TCP-A10b"]
     # The standard profile exposes nothing: a face-up card there is the breach.
-    assert rules_of(procedure.tripoker_exposed_card([down, up], exposed=set())) == ["TCP-A10b"]
+    assert rules_of(tripoker_checks.tripoker_exposed_card([down, up], exposed=set())) == [
+        "TCP-A10b"
+    ]

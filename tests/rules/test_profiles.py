@@ -35,7 +35,7 @@ def builtin_text(name: str) -> str:
 def test_every_builtin_profile_loads_with_its_name_and_version(name: str) -> None:
     profile = load_profile(name)
     assert profile.name == name and profile.version >= 1
-    assert profile.game.value == name.partition("/")[0]
+    assert profile.game.slug == name.partition("/")[0]
 
 
 def test_def_pgp1_m2_pai_gow_profile() -> None:

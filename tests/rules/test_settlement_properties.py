@@ -15,13 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import rules.holdem
+import games.holdem.rules
+import games.pai_gow.rules
+import games.tripoker.rules
 import rules.money
-import rules.pai_gow
-import rules.tripoker
 from events.models import Decision, Spot
-from rules.holdem import HoldemRound, HoldemSeat, settle_holdem
-from rules.pai_gow import SEATS, HandSet, PaiGowRound, PaiGowSeat, house_way, settle_pai_gow
+from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
+from games.pai_gow.rules import SEATS, HandSet, PaiGowRound, PaiGowSeat, house_way, settle_pai_gow
+from games.tripoker.rules import TripokerRound, TripokerSeat, settle_tripoker
 from rules.profile import HoldemProfile, PaiGowProfile, TripokerProfile, load_profile
 from rules.rankings import HOLDEM as HOLDEM_SYSTEM
 from rules.rankings import PAI_GOW_HIGH, PAI_GOW_LOW
@@ -35,7 +36,6 @@ from rules.settlement import (
     line_builder,
     strengths_with,
 )
-from rules.tripoker import TripokerRound, TripokerSeat, settle_tripoker
 
 PAI_GOW = load_profile("pai-gow/pe-1999")
 TRIPOKER = [load_profile("tripoker/pe-2005"), load_profile("tripoker/standard")]
@@ -249,7 +249,9 @@ def test_the_fast_shared_strengths_equal_each_hand_ranked_alone(data: st.DataObj
     assert strengths_with(system, shared, hands) == expected
 
 
-@pytest.mark.parametrize("module", [rules.money, rules.pai_gow, rules.tripoker, rules.holdem])
+@pytest.mark.parametrize(
+    "module", [rules.money, games.pai_gow.rules, games.tripoker.rules, games.holdem.rules]
+)
 def test_docstring_examples(module: object) -> None:
     failed, attempted = doctest.testmod(module)  # type: ignore[arg-type]
     assert attempted > 0

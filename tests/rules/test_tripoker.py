@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from events.models import Decision, Spot
+from games.tripoker.rules import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
 from rules.cards import parse_cards
 from rules.profile import TripokerProfile, load_profile
 from rules.settlement import Outcome, RoundError, Settlement
-from rules.tripoker import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
 
 PE = load_profile("tripoker/pe-2005")
 STANDARD = load_profile("tripoker/standard")

@@ -1,5 +1,5 @@
 -- Rule profiles with the house edge of each bet spot (seeds/house_edges.csv, generated from
--- rules/odds.py by scripts/house_edges.py). A profile whose best-strategy edge is negative for
+-- games/odds.py by scripts/house_edges.py). A profile whose best-strategy edge is negative for
 -- some spot is flagged (DEF-TCP6: the pe-2005 exposed card).
 with edges as (
     select * from {{ ref('house_edges') }}

@@ -1,7 +1,7 @@
 -- How widely a position's house result spreads per unit wagered, per rule profile and mix of
 -- wagers (ante alone, ante + pair plus, ...): the sample variance of house_result / wager over
 -- every such position. The hold and dealer x player tests take Var(a position's result) =
--- wager^2 x this. rules.odds gives each wager's mean (the house edge) but not its variance;
+-- wager^2 x this. games.odds gives each wager's mean (the house edge) but not its variance;
 -- pooling every position of a class estimates it from the draws themselves.
 select
     profile,

@@ -13,8 +13,8 @@ import numpy as np
 
 from events import Game
 from events.models import Spot
-from producers.simulator.faults import Fault, FaultRecord
-from producers.simulator.stream import Message, Pending, TableStream, new_pending
+from games.simulation.faults import Fault, FaultRecord
+from games.simulation.stream import Message, Pending, TableStream, new_pending
 from rules.cards import card_str
 from rules.settlement import Outcome, Settlement
 

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from pydantic_core import to_json
 
 from events import CURRENT_VERSIONS, Game
-from producers.simulator.faults import FAULTS, Fault, FaultRecord
+from games.simulation.faults import FAULTS, Fault, FaultRecord
 
 
 class Message(NamedTuple):

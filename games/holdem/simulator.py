@@ -9,10 +9,10 @@ from typing import Any
 
 from events import Game
 from events.models import Decision
-from producers.simulator.faults import Fault
-from producers.simulator.stream import Pending, new_pending
-from producers.simulator.table import CARD_TEXT, TableSim
-from rules.holdem import HoldemRound, HoldemSeat, settle_holdem
+from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
+from games.simulation.faults import Fault
+from games.simulation.stream import Pending, new_pending
+from games.simulation.table import CARD_TEXT, TableSim
 from rules.profile import HoldemProfile, load_profile
 from rules.rankings import HOLDEM, Category
 from rules.settlement import category_table, strengths_with

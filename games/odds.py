@@ -17,9 +17,9 @@ import numpy as np
 import numpy.typing as npt
 
 from events.models import Decision, Spot
-from rules.holdem import HoldemRound, HoldemSeat, settle_holdem
-from rules.holdem import qualifier_strength as holdem_qualifier_strength
-from rules.pai_gow import (
+from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
+from games.holdem.rules import qualifier_strength as holdem_qualifier_strength
+from games.pai_gow.rules import (
     DEALER,
     SEATS,
     HandSet,
@@ -28,11 +28,11 @@ from rules.pai_gow import (
     house_way_batch,
     settle_pai_gow,
 )
+from games.tripoker.rules import plays_queen_six_four, qualifier_strength
 from rules.profile import HoldemProfile, PaiGowProfile, Profile, TripokerProfile
 from rules.rankings import HOLDEM, TRIPOKER, Category
 from rules.rankings.tables import family_tables
 from rules.settlement import Outcome, category_table
-from rules.tripoker import plays_queen_six_four, qualifier_strength
 
 Report = dict[str, Any]
 

@@ -9,11 +9,11 @@ from typing import Any
 
 from events import Game
 from events.models import Decision
-from producers.simulator.faults import Fault
-from producers.simulator.stream import Pending, new_pending
-from producers.simulator.table import CARD_TEXT, TableSim
+from games.simulation.faults import Fault
+from games.simulation.stream import Pending, new_pending
+from games.simulation.table import CARD_TEXT, TableSim
+from games.tripoker.rules import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
 from rules.profile import TripokerProfile, load_profile
-from rules.tripoker import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
 
 
 class TripokerTable(TableSim):

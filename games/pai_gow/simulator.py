@@ -1,6 +1,7 @@
 """A simulated Pai Gow Poker table, article by article of the 1999 regulation (PGP-A6..A17).
 
-Deals, dice, house way and settlement come from `rules.pai_gow`; this module only plays them out.
+Deals, dice, house way and settlement come from `games.pai_gow.rules`; this module only plays
+them out.
 """
 
 from __future__ import annotations
@@ -10,11 +11,7 @@ from itertools import combinations
 from typing import Any
 
 from events import Game
-from producers.simulator.faults import FAULTS, Fault
-from producers.simulator.stream import Pending, new_pending
-from producers.simulator.table import CARD_TEXT, TableSim
-from rules.cards import JOKER
-from rules.pai_gow import (
+from games.pai_gow.rules import (
     DEALER,
     POSITIONS,
     HandSet,
@@ -26,6 +23,10 @@ from rules.pai_gow import (
     serpentine_deal_order,
     settle_pai_gow,
 )
+from games.simulation.faults import FAULTS, Fault
+from games.simulation.stream import Pending, new_pending
+from games.simulation.table import CARD_TEXT, TableSim
+from rules.cards import JOKER
 from rules.profile import PaiGowProfile, load_profile
 
 SERPENTINE = serpentine_deal_order()

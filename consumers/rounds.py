@@ -1,0 +1,305 @@
+"""Closing a round: rebuild it from its events, check its procedures, settle it with the rules.
+
+Each game's own checks and settlement come from its folder through `games.registry`; the rest
+(voids, bad data, recorded-vs-computed payouts, the rows) is the same for every game.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from events.models import (
+    BetPlaced,
+    CardsDealt,
+    Game,
+    PayoutRecorded,
+    RoundStarted,
+    RoundVoided,
+)
+from games.base import RoundEvents, TableTerms
+from games.registry import GAMES
+from rules import procedure
+from rules.cards import CardError
+from rules.procedure import Finding, Severity, finding_at
+from rules.profile import Profile, ProfileError
+from rules.profile import load_profile as _load_profile
+from rules.settlement import RoundError, RoundSettlement, Settlement
+
+if TYPE_CHECKING:
+    from consumers.state import TableState
+
+
+@dataclass
+class RoundResult:
+    round_row: dict[str, Any]
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    findings: list[Finding] = field(default_factory=list)
+    meter_after_cents: int | None = None
+
+
+@lru_cache(maxsize=32)
+def load_profile(name: str) -> Profile:
+    return _load_profile(name)
+
+
+def round_row(state: TableState, kinds: RoundEvents, status: str = "settled") -> dict[str, Any]:
+    """The round's row before settlement: who, where, when, what was wagered."""
+    events = kinds.all
+    started = kinds.first(RoundStarted)
+    bets = kinds.of(BetPlaced)
+    return {
+        "round_id": state.round_id,
+        "casino_id": state.casino_id,
+        "table_id": state.table_id,
+        "game": state.game,
+        "dealer_id": started.dealer_id if started else state.dealer_id,
+        "deck_id": started.deck_id if started else None,
+        "banker_position": started.banker_position if started else None,
+        "profile": state.profile,
+        "profile_version": state.profile_version,
+        "started_at": events[0].occurred_at if events else None,
+        "ended_at": events[-1].occurred_at if events else None,
+        "status": status,
+        "status_reason": None,
+        "bets": len(bets),
+        "wager_cents": sum(b.amount_cents for b in bets),
+        "house_result_cents": 0,
+    }
+
+
+def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
+    """Everything a round settles to, from the events the processor collected for it."""
+    events = state.round_events
+    kinds = RoundEvents(events)
+    game = Game(state.game)
+    bets = kinds.of(BetPlaced)
+    voided = kinds.first(RoundVoided)
+    result = RoundResult(round_row=round_row(state, kinds))
+    row = result.round_row
+    spec = GAMES[game]
+    # Each check skips events of other types: it is given only those it reads.
+    result.findings += procedure.duplicate_cards(spec.table_rules, kinds.of(CardsDealt))
+    result.findings += procedure.one_player_per_zone(spec.table_rules, bets)
+    result.findings += procedure.bets_within_limits(bets, state.limits)
+    if game is Game.PAI_GOW:
+        result.findings += procedure.bets_after_close(events)
+    if abandoned:
+        row["status"], row["status_reason"] = "unsettled", "the round never ended"
+        return result
+    if voided is not None:
+        row["status"], row["status_reason"] = "voided", voided.reason
+        _return_bets(result, state, bets, spec.void_rules)
+        return result
+    try:
+        profile = load_profile(state.profile or "")
+        if profile.version != state.profile_version:
+            raise ValueError(
+                f"{profile.name} v{state.profile_version} is not installed (v{profile.version} is)"
+            )
+    except (ProfileError, ValueError) as exc:
+        row["status"], row["status_reason"] = "unsettled", f"no rule profile: {exc}"
+        return result
+    result.findings += spec.checks(kinds, profile)
+    try:
+        terms = TableTerms(round_id=state.round_id or "", meter_cents=state.meter_cents)
+        settled = spec.settle(kinds, profile, terms)
+    except (RoundError, CardError, ValueError, KeyError) as exc:
+        # Impossible hands (a card twice in play, a hand of the wrong size) are reported by the
+        # checks above and never settled on.
+        row["status"], row["status_reason"] = "unsettled", f"cannot settle: {exc}"
+        return result
+    result.meter_after_cents = settled.meter_after_cents
+    stream = sorted({f.rule_id for f in state.round_findings if f.rule_id.startswith("EVT-")})
+    if stream:
+        row["status_reason"] = "settled on a stream with " + ", ".join(stream)
+    _settlement_rows(result, state, game, kinds, settled, bets)
+    return result
+
+
+def _return_bets(
+    result: RoundResult, state: TableState, bets: Sequence[BetPlaced], rules: tuple[str, ...]
+) -> None:
+    for bet in bets:
+        result.rows["settlements"].append(
+            _row(
+                state,
+                bet.seat,
+                bet.spot,
+                "player",
+                bet.player_ref,
+                bet.amount_cents,
+                "returned",
+                0,
+                0,
+                0,
+                0,
+                0,
+                list(rules),
+                None,
+            )
+        )
+
+
+def _row(
+    state: TableState,
+    seat: int,
+    spot: str,
+    bettor: str,
+    player_ref: str | None,
+    wager: int,
+    outcome: str,
+    payout: int,
+    capped: int,
+    commission: int,
+    net: int,
+    house: int,
+    rule_ids: list[str],
+    recorded: PayoutRecorded | None,
+    *,
+    profile: str | None = None,
+    profile_version: int | None = None,
+) -> dict[str, Any]:
+    recorded_net = (
+        recorded.paid_cents - recorded.commission_cents - recorded.collected_cents
+        if recorded is not None
+        else None
+    )
+    return {
+        "round_id": state.round_id,
+        "casino_id": state.casino_id,
+        "table_id": state.table_id,
+        "game": state.game,
+        "dealer_id": state.dealer_id,
+        "seat": seat,
+        "spot": spot,
+        "bettor": bettor,
+        "player_ref": player_ref,
+        "wager_cents": wager,
+        "outcome": outcome,
+        "payout_cents": payout,
+        "capped_cents": capped,
+        "uncapped_payout_cents": payout + capped,
+        "commission_cents": commission,
+        "net_cents": net,
+        "house_result_cents": house,
+        "recorded_paid_cents": recorded.paid_cents if recorded is not None else None,
+        "recorded_commission_cents": recorded.commission_cents if recorded is not None else None,
+        "payout_difference_cents": None if recorded_net is None else recorded_net - net,
+        "profile": profile if profile is not None else state.profile,
+        "profile_version": profile_version
+        if profile_version is not None
+        else state.profile_version,
+        "rule_ids": rule_ids,
+        "settled_at": state.round_events[-1].occurred_at if state.round_events else None,
+    }
+
+
+def _settlement_rows(
+    result: RoundResult,
+    state: TableState,
+    game: Game,
+    kinds: RoundEvents,
+    settled: RoundSettlement,
+    bets: Sequence[BetPlaced],
+) -> None:
+    # Spots, bettors and outcomes are StrEnums: the members themselves are the strings the rows
+    # and keys need, without the enum's `.value` lookup, a Python call per use.
+    refs: dict[tuple[int, str], str | None] = {(b.seat, b.spot): b.player_ref for b in bets}
+    refs_by_seat = {b.seat: b.player_ref for b in bets}
+    recorded: dict[tuple[int, str], PayoutRecorded] = {
+        (e.seat, e.spot): e for e in kinds.of(PayoutRecorded)
+    }
+    # The dealer's record per (seat, spot) is compared with the lines the rules computed for
+    # that spot (one line per spot today; a list keeps a future split spot honest).
+    computed: dict[tuple[int, str], list[Settlement]] = defaultdict(list)
+    for line in settled.settlements:
+        computed[(line.seat, line.spot)].append(line)
+    rows = result.rows["settlements"]
+    for line in settled.settlements:
+        key = (line.seat, line.spot)
+        lines = computed[key]
+        rec = recorded.get(key) if lines[0] is line else None
+        row = _row(
+            state,
+            line.seat,
+            line.spot,
+            line.bettor,
+            refs.get(key, refs_by_seat.get(line.seat)),
+            line.wager_cents,
+            line.outcome,
+            line.payout_cents,
+            line.capped_cents,
+            line.commission_cents,
+            line.net_cents,
+            line.house_result_cents,
+            list(line.rule_ids),
+            rec,
+            profile=line.profile,
+            profile_version=line.profile_version,
+        )
+        rows.append(row)
+        if rec is not None and len(lines) > 1:
+            # The row's difference compares the record with this line only; fix it for spots
+            # that group several lines.
+            row["payout_difference_cents"] = _recorded_net(rec) - sum(ln.net_cents for ln in lines)
+        if rec is not None and row["payout_difference_cents"]:
+            result.findings += _payment_findings(game, rec, lines)
+    result.round_row["house_result_cents"] = settled.house_result_cents
+    for entry_no, entry in enumerate(settled.jackpot, start=1):
+        result.rows["jackpot_ledger"].append(
+            {
+                "round_id": state.round_id,
+                "casino_id": state.casino_id,
+                "table_id": state.table_id,
+                "game": state.game,
+                "entry_no": entry_no,
+                "seat": entry.seat,
+                "kind": entry.kind.value,
+                "amount_cents": entry.amount_cents,
+                "meter_before_cents": entry.meter_before_cents,
+                "meter_after_cents": entry.meter_after_cents,
+                "rule_ids": list(entry.rule_ids),
+                "occurred_at": state.round_events[-1].occurred_at,
+            }
+        )
+
+
+def _recorded_net(rec: PayoutRecorded) -> int:
+    return rec.paid_cents - rec.commission_cents - rec.collected_cents
+
+
+def _payment_findings(
+    game: Game, rec: PayoutRecorded, lines: Sequence[Settlement]
+) -> list[Finding]:
+    """The dealer's recorded payout against the rules' (platform: 'payout recorded ≠ payout
+    computed; commission not collected')."""
+    paid = sum(ln.payout_cents for ln in lines)
+    commission = sum(ln.commission_cents for ln in lines)
+    net = sum(ln.net_cents for ln in lines)
+    recorded_net = _recorded_net(rec)
+    if recorded_net == net:
+        return []
+    evidence = {
+        "seat": rec.seat,
+        "spot": rec.spot.value,
+        "computed": {"paid_cents": paid, "commission_cents": commission, "net_cents": net},
+        "recorded": {
+            "paid_cents": rec.paid_cents,
+            "commission_cents": rec.commission_cents,
+            "collected_cents": rec.collected_cents,
+        },
+    }
+    if commission > 0 and rec.commission_cents == 0 and rec.paid_cents == paid:
+        return [
+            finding_at(rec, "PGP-A17c", "commission_not_collected", Severity.CRITICAL, **evidence)
+        ]
+    check = "overpayment" if recorded_net > net else "underpayment"
+    return [finding_at(rec, GAMES[game].table_rules.payment, check, Severity.CRITICAL, **evidence)]
+
+
+# ---------------------------------------------------------------------------------------------
+# One builder per game: events -> the rules' round record, plus the game's procedure checks.

@@ -1,0 +1,103 @@
+"""What every game provides (`GameSpec`, registered once in `games.registry`), and the helpers
+the games' round adapters share: a round's events grouped by type, its cards, its deal."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from events.models import CardsDealt, Event, Game, Recipient, RoundStarted
+from rules.cards import CANONICAL
+from rules.procedure import Finding, TableRules
+from rules.profile import Profile
+from rules.settlement import RoundError, RoundSettlement
+
+if TYPE_CHECKING:
+    from games.simulation.table import TableSim
+
+E = TypeVar("E", bound=Event)
+
+
+class RoundEvents:
+    """A round's events in stream order, and grouped by type: one pass over them instead of one
+    `isinstance` scan per question (closing a round asked about a dozen)."""
+
+    __slots__ = ("_by_type", "all")
+
+    def __init__(self, events: Sequence[Event]) -> None:
+        self.all = events
+        by_type: dict[type[Any], list[Event]] = {}
+        for event in events:
+            group = by_type.get(type(event))
+            if group is None:
+                by_type[type(event)] = [event]
+            else:
+                group.append(event)
+        self._by_type = by_type
+
+    def of(self, kind: type[E]) -> list[E]:
+        """The events of type `kind` (event models are never subclassed), in stream order."""
+        return cast("list[E]", self._by_type.get(kind, []))
+
+    def first(self, kind: type[E]) -> E | None:
+        found = self._by_type.get(kind)
+        return cast("E", found[0]) if found else None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TableTerms:
+    """What a round's settlement needs from its table beyond the round's own events."""
+
+    round_id: str
+    meter_cents: int | None  # the progressive meter before the round (Hold'em)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GameSpec:
+    """One game, as the platform needs it: the consumer (checks, settlement from events, the
+    rules of a void), the simulator (its table) and the CLI (its default profile)."""
+
+    game: Game
+    default_profile: str
+    void_rules: tuple[str, ...]  # the articles that return every bet of a voided round
+    table_rules: TableRules  # its deck, and its articles for the procedures every game has
+    # The game's procedure checks on a closed round's events (ALL-* checks are shared).
+    checks: Callable[[RoundEvents, Profile], list[Finding]]
+    # The rules engine's record of the round, built from its events, settled.
+    settle: Callable[[RoundEvents, Profile, TableTerms], RoundSettlement]
+    simulator: type[TableSim]
+
+
+def started(kinds: RoundEvents) -> RoundStarted:
+    found = kinds.first(RoundStarted)
+    if found is None:  # the processor opens a round only on its round_started
+        raise RoundError("the round has no round_started")
+    return found
+
+
+_CARD_OF = CANONICAL.__getitem__
+
+
+def cards(texts: Sequence[str]) -> tuple[int, ...]:
+    return tuple(map(_CARD_OF, texts))  # the contract admits only canonical spellings
+
+
+def dealt(kinds: RoundEvents) -> tuple[dict[int, tuple[int, ...]], tuple[int, ...]]:
+    """Cards per seat, and the dealer's cards, each in deal order."""
+    seats: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    dealer: list[tuple[int, int]] = []
+    for e in kinds.of(CardsDealt):
+        if e.recipient is Recipient.SEAT and e.seat is not None:
+            to = seats[e.seat]
+        elif e.recipient is Recipient.DEALER and e.seat is None:
+            to = dealer
+        else:
+            continue
+        for card, order in zip(e.cards, e.deal_order, strict=True):
+            to.append((order, CANONICAL[card]))
+    return (
+        {seat: tuple(c for _, c in sorted(pairs)) for seat, pairs in seats.items()},
+        tuple(c for _, c in sorted(dealer)),
+    )

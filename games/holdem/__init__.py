@@ -1,0 +1,30 @@
+"""Progressive Texas Hold'em against the house (Casino Hold'em with a jackpot): THP articles.
+
+rules.py: hands, qualifier, progressive, settlement; round.py: a round's events to the rules
+engine (its procedure checks are table-level: consumers/table_checks.py); simulator.py: a
+simulated table."""
+
+from events.models import Game
+from games.base import GameSpec
+from games.holdem import round
+from games.holdem.simulator import HoldemTable
+from rules.procedure import TableRules
+
+SPEC = GameSpec(
+    game=Game.HOLDEM,
+    default_profile="holdem/pe-2007",
+    void_rules=("ALL-5",),
+    table_rules=TableRules(
+        deck_size=52,
+        jokers_in_play=0,
+        deck_count="ALL-3",
+        shuffle="ALL-4",
+        cut="ALL-4",
+        joker="THP-A5",
+        one_zone="ALL-2",
+        payment="DEF-THP2",
+    ),
+    checks=round.round_checks,
+    settle=round.settle,
+    simulator=HoldemTable,
+)

@@ -1,0 +1,58 @@
+"""A Hold'em round from its events to the rules engine's record, settled."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from events.models import BetPlaced, CommunityDealt, Decision, PlayerDecided, Spot
+from games.base import RoundEvents, TableTerms, cards, dealt, started
+from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
+from rules.procedure import Finding
+from rules.profile import HoldemProfile, Profile
+from rules.settlement import RoundError, RoundSettlement
+
+
+def round_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
+    return []  # Hold'em's procedures (decks alternating, THP-A2d) are checked at round start
+
+
+def settle(kinds: RoundEvents, profile: Profile, table: TableTerms) -> RoundSettlement:
+    if not isinstance(profile, HoldemProfile):
+        raise ValueError(f"{profile.name} is not a Hold'em profile")
+    start = started(kinds)
+    holes, dealer = dealt(kinds)
+    board: list[int] = []
+    community = kinds.of(CommunityDealt)
+    for street in ("flop", "turn", "river"):
+        for e in community:
+            if e.street == street:
+                board.extend(cards(e.cards))
+    antes: dict[int, int] = defaultdict(int)
+    progressive: dict[int, int] = defaultdict(int)
+    for bet in kinds.of(BetPlaced):
+        if bet.spot is Spot.PROGRESSIVE:
+            progressive[bet.seat] += bet.amount_cents
+        else:
+            antes[bet.seat] += bet.amount_cents
+    decisions = {e.seat: e.decision for e in kinds.of(PlayerDecided)}
+    called = any(d is Decision.CALL for d in decisions.values())
+    if table.meter_cents is None:
+        raise RoundError("the progressive meter was never set (progressive_meter_reset)")
+    seats = tuple(
+        HoldemSeat(
+            seat=seat,
+            ante_cents=antes[seat],
+            progressive_cents=progressive.get(seat, 0),
+            hole=holes[seat],
+            decision=decisions[seat],
+        )
+        for seat in sorted(antes)
+    )
+    record = HoldemRound(
+        round_id=start.round_id,
+        dealer_hole=dealer if called else (),
+        board=tuple(board),
+        seats=seats,
+        meter_cents=table.meter_cents,
+    )
+    return settle_holdem(record, profile)

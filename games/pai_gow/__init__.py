@@ -1,0 +1,29 @@
+"""Pai Gow Poker (53 cards, joker, 7x7 deal with dice): Peru's PGP articles.
+
+rules.py: hands, house way, settlement; checks.py: procedure checks on a round's events;
+round.py: a round's events to the rules engine; simulator.py: a simulated table."""
+
+from events.models import Game
+from games.base import GameSpec
+from games.pai_gow import checks, round
+from games.pai_gow.simulator import PaiGowTable
+from rules.procedure import TableRules
+
+SPEC = GameSpec(
+    game=Game.PAI_GOW,
+    default_profile="pai-gow/pe-1999",
+    void_rules=("PGP-A10e", "ALL-5"),
+    table_rules=TableRules(
+        deck_size=53,
+        jokers_in_play=1,
+        deck_count="PGP-A7a",
+        shuffle="PGP-A8a",
+        cut="PGP-A8b",
+        joker="PGP-A6d",
+        one_zone="PGP-A9a",
+        payment="PGP-A17c",
+    ),
+    checks=checks.round_checks,
+    settle=round.settle,
+    simulator=PaiGowTable,
+)

@@ -1,0 +1,64 @@
+"""A Pai Gow round from its events to the rules engine's record, settled."""
+
+from __future__ import annotations
+
+from events.models import BetPlaced, CardsDealt, DiceRolled, HandSet, PlayerDecided, Recipient
+from games.base import RoundEvents, TableTerms, cards, started
+from games.pai_gow.rules import (
+    DEALER,
+    POSITIONS,
+    PaiGowRound,
+    PaiGowSeat,
+    group_one_position,
+    settle_pai_gow,
+)
+from games.pai_gow.rules import HandSet as PaiGowHand
+from rules.profile import PaiGowProfile, Profile
+from rules.settlement import RoundError, RoundSettlement
+
+
+def deal(kinds: RoundEvents) -> tuple[dict[int, tuple[int, ...]], dict[int, int]]:
+    """(group number -> cards, position -> group number) from the deal and the dice."""
+    start = started(kinds)
+    banker = start.banker_position if start.banker_position is not None else DEALER
+    groups = {
+        e.group: cards(e.cards)
+        for e in kinds.of(CardsDealt)
+        if e.recipient is Recipient.GROUP and e.group is not None
+    }
+    rolls = [e for e in kinds.of(DiceRolled) if e.valid]
+    if not rolls:
+        raise RoundError("no valid dice roll: nobody knows who holds which group")
+    if not 0 <= banker < POSITIONS:
+        raise RoundError(f"banker position {banker} is not one of the table's {POSITIONS}")
+    first = group_one_position(sum(rolls[-1].dice), POSITIONS, banker)
+    # PGP-A12a: group 1 to the position the dice chose, then clockwise.
+    return groups, {(first + g - 1) % POSITIONS: g for g in range(1, POSITIONS + 1)}
+
+
+def settle(kinds: RoundEvents, profile: Profile, table: TableTerms) -> RoundSettlement:
+    if not isinstance(profile, PaiGowProfile):
+        raise ValueError(f"{profile.name} is not a Pai Gow profile")
+    groups, group_of = deal(kinds)
+    hands = {e.seat: e for e in kinds.of(HandSet)}
+    surrendered = {e.seat for e in kinds.of(PlayerDecided) if e.decision.value == "surrender"}
+    seats: list[PaiGowSeat] = []
+    for bet in sorted(kinds.of(BetPlaced), key=lambda b: b.seat):
+        hand = hands.get(bet.seat)
+        seats.append(
+            PaiGowSeat(
+                seat=bet.seat,
+                wager_cents=bet.amount_cents,
+                cards=groups[group_of[bet.seat]],
+                hand=None
+                if hand is None
+                else PaiGowHand(high=cards(hand.high), low=cards(hand.low)),
+                surrendered=bet.seat in surrendered,
+            )
+        )
+    record = PaiGowRound(
+        round_id=table.round_id,
+        dealer_cards=groups[group_of[DEALER]],
+        seats=tuple(seats),
+    )
+    return settle_pai_gow(record, profile)

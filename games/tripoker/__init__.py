@@ -1,0 +1,29 @@
+"""Tripóker (Three Card Poker): Peru's TCP articles.
+
+rules.py: hands, qualifier, settlement; checks.py: procedure checks on a round's events;
+round.py: a round's events to the rules engine; simulator.py: a simulated table."""
+
+from events.models import Game
+from games.base import GameSpec
+from games.tripoker import checks, round
+from games.tripoker.simulator import TripokerTable
+from rules.procedure import TableRules
+
+SPEC = GameSpec(
+    game=Game.TRIPOKER,
+    default_profile="tripoker/pe-2005",
+    void_rules=("ALL-5",),
+    table_rules=TableRules(
+        deck_size=52,
+        jokers_in_play=0,
+        deck_count="ALL-3",
+        shuffle="TCP-A7",
+        cut="TCP-A7",
+        joker="TCP-A5b",
+        one_zone="TCP-A9a",
+        payment="DEF-TCP3",
+    ),
+    checks=checks.round_checks,
+    settle=round.settle,
+    simulator=TripokerTable,
+)

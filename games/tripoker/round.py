@@ -1,0 +1,38 @@
+"""A Tripóker round from its events to the rules engine's record, settled."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from events.models import BetPlaced, DealerRevealed, PlayerDecided, Spot
+from games.base import RoundEvents, TableTerms, cards, dealt, started
+from games.tripoker.rules import TripokerRound, TripokerSeat, settle_tripoker
+from rules.profile import Profile, TripokerProfile
+from rules.settlement import RoundError, RoundSettlement
+
+
+def settle(kinds: RoundEvents, profile: Profile, table: TableTerms) -> RoundSettlement:
+    if not isinstance(profile, TripokerProfile):
+        raise ValueError(f"{profile.name} is not a Tripóker profile")
+    start = started(kinds)
+    hands, dealer = dealt(kinds)
+    revealed = kinds.first(DealerRevealed)
+    if revealed is not None and sorted(cards(revealed.cards)) != sorted(dealer):
+        raise RoundError("the dealer revealed cards other than those dealt")
+    antes: dict[int, int] = defaultdict(int)
+    pair_plus: dict[int, int] = defaultdict(int)
+    for bet in kinds.of(BetPlaced):
+        (antes if bet.spot is Spot.ANTE else pair_plus)[bet.seat] += bet.amount_cents
+    decisions = {e.seat: e.decision for e in kinds.of(PlayerDecided)}
+    seats = tuple(
+        TripokerSeat(
+            seat=seat,
+            ante_cents=antes.get(seat, 0),
+            pair_plus_cents=pair_plus.get(seat, 0),
+            cards=hands[seat],
+            decision=decisions.get(seat),
+        )
+        for seat in sorted(set(antes) | set(pair_plus))
+    )
+    record = TripokerRound(round_id=start.round_id, dealer_cards=dealer, seats=seats)
+    return settle_tripoker(record, profile)
