@@ -48,6 +48,14 @@ READ_SLICE_S = 0.02
 # process gives up on committing it (it is read again on the next start).
 DEAD_LETTER_STOP_GRACE_S = 10.0
 DEAD_LETTER_PRODUCER = "dead-letter producer"
+# librdkafka reports every copy within this (`message.timeout.ms`): acknowledged, or failed.
+DEAD_LETTER_TIMEOUT_S = 60.0
+# A producer that has had no copy acknowledged for a whole message timeout is replaced by a new
+# one before the copies are sent again; one that has not even reported a copy this long after
+# the timeout is wedged and replaced at once. librdkafka 2.1x clients can stay disconnected for
+# good once every broker was down (re-bootstrap races), while a new client connects at once: a
+# batch then waited for its copies forever although the broker was back (a flaky outage test).
+DEAD_LETTER_WEDGED_S = DEAD_LETTER_TIMEOUT_S + 30.0
 
 
 class DeadLetterCopiesUndelivered(RuntimeError):
@@ -284,7 +292,7 @@ class KafkaSource:
                 "enable.idempotence": False,
                 "acks": "all",
                 # A copy not acknowledged within a minute is reported failed and sent again.
-                "message.timeout.ms": 60_000,
+                "message.timeout.ms": int(DEAD_LETTER_TIMEOUT_S * 1000),
                 "linger.ms": 5,
                 # A copy is as large as the message it copies (up to the lake's 1 MiB) plus
                 # headers; the broker has the last word (see `_Copy.shrink`).
@@ -302,11 +310,15 @@ class KafkaSource:
             return
         pending = [_Copy(row) for row in rows]
         pause = 0.5
+        acknowledged_at = time.monotonic()  # or the first copy sent: progress, for the producer
         while pending:
+            producer = self.dead_letters
             for copy in pending:
                 self._produce_copy(topic, copy)
             self._await_deliveries(pending)
             failed = [copy for copy in pending if copy.error is not None]
+            if len(failed) < len(pending) or self.dead_letters is not producer:
+                acknowledged_at = time.monotonic()  # progress, or a new producer already
             too_large = 0
             for copy in failed:
                 error = copy.error
@@ -316,9 +328,14 @@ class KafkaSource:
                     too_large += 1
                     continue
                 if error.fatal():  # the producer cannot send any more: a new one
-                    self.dead_letters = self._dead_letter_producer()
+                    self._renew_dead_letter_producer("fatal error")
                 self.log_gate.error(error, client=DEAD_LETTER_PRODUCER)
             pending = failed
+            if len(pending) > too_large and (
+                time.monotonic() - acknowledged_at >= DEAD_LETTER_TIMEOUT_S
+            ):  # a whole message timeout without an acknowledgement: the next try, a new client
+                self._renew_dead_letter_producer("no copy acknowledged for a message timeout")
+                acknowledged_at = time.monotonic()
             if len(pending) > too_large:
                 self._say_waiting(len(pending))
                 self._wait(pause, pending)
@@ -327,6 +344,8 @@ class KafkaSource:
     def _produce_copy(self, topic: str, copy: _Copy) -> None:
         copy.error = None
         copy.done = False
+        copy.attempt += 1  # a report of an earlier attempt (an old producer's) is ignored
+        on_delivery = copy.reporter()
         while True:
             producer = self.dead_letters
             assert producer is not None
@@ -336,7 +355,7 @@ class KafkaSource:
                     value=copy.value,
                     key=copy.row["message_key"],
                     headers=copy.headers(),
-                    on_delivery=copy.delivered,
+                    on_delivery=on_delivery,
                 )
                 return
             except BufferError:
@@ -347,7 +366,7 @@ class KafkaSource:
                     copy.shrink()
                     continue
                 if error.fatal():
-                    self.dead_letters = self._dead_letter_producer()
+                    self._renew_dead_letter_producer("fatal error")
                     continue
                 copy.error, copy.done = error, True
                 return
@@ -365,8 +384,27 @@ class KafkaSource:
                 return
             producer.flush(0.5)
             self._give_up_if_stopping(copies)
+            if time.monotonic() - started > DEAD_LETTER_WEDGED_S:
+                # No report long after the message timeout: the client is wedged. A new one
+                # sends the copies again (the caller sees them failed).
+                self._renew_dead_letter_producer("copies not reported after the message timeout")
+                for copy in copies:
+                    if not copy.done:
+                        copy.error, copy.done = KafkaError(KafkaError._MSG_TIMED_OUT), True
+                return
             if time.monotonic() - started > 30:
                 self._say_waiting(sum(not copy.done for copy in copies))
+
+    def _renew_dead_letter_producer(self, reason: str) -> None:
+        """A new dead-letter producer in place of the current one, which is retired on a thread
+        of its own (destroying a wedged client may block)."""
+        old = self.dead_letters
+        self.dead_letters = self._dead_letter_producer()
+        log.info("dead-letter producer replaced", extra=fields(reason=reason))
+        if old is not None:
+            threading.Thread(
+                target=_retire, args=(old,), name="dead-letter-retire", daemon=True
+            ).start()
 
     def _say_waiting(self, copies: int) -> None:
         """That a batch waits for its copies, at most every 30 s; not during an outage, which
@@ -445,13 +483,14 @@ class KafkaSource:
 class _Copy:
     """One dead letter on its way to the dead-letter topic."""
 
-    __slots__ = ("done", "error", "row", "value")
+    __slots__ = ("attempt", "done", "error", "row", "value")
 
     def __init__(self, row: dict[str, Any]) -> None:
         self.row = row
         self.value: bytes = row["raw"] or b""
         self.done = False
         self.error: KafkaError | None = None
+        self.attempt = 0
 
     def headers(self) -> dict[str, str | bytes | None]:
         row = self.row
@@ -476,8 +515,28 @@ class _Copy:
         message, up to 1 MiB; the copy still names its source)."""
         self.value = self.value[: len(self.value) // 2]
 
+    def reporter(self) -> Callable[[KafkaError | None, object], None]:
+        """The delivery callback of the current attempt."""
+        attempt = self.attempt
+
+        def report(error: KafkaError | None, msg: object) -> None:
+            if attempt == self.attempt:
+                self.delivered(error, msg)
+
+        return report
+
     def delivered(self, error: KafkaError | None, _msg: object) -> None:
         self.error, self.done = error, True
+
+
+def _retire(producer: Producer) -> None:
+    """Drops a replaced dead-letter producer: what it still holds is purged (copies sent again by
+    its successor), then the client is destroyed with the last reference."""
+    try:
+        producer.purge(in_queue=True, in_flight=True, blocking=False)
+        producer.poll(0)  # the purged copies' reports: stale attempts, ignored
+    except Exception:  # best effort: the client goes with its last reference anyway
+        pass
 
 
 def _timestamp(msg: Any) -> int | None:

@@ -268,6 +268,59 @@ def test_a_stop_request_gives_up_on_copies_that_cannot_be_delivered(
     assert producer.delivered == []
 
 
+class WedgedProducer(StubProducer):
+    """A client that never reports its copies (neither acknowledged nor failed): librdkafka
+    after every broker was down, stuck disconnected although the broker is back."""
+
+    def flush(self, timeout: float) -> int:
+        return len(self.queued)
+
+    def purge(self, **_: bool) -> None:
+        self.queued = []
+
+
+def test_a_wedged_dead_letter_producer_is_replaced_and_the_copies_go_through_the_new_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from consumers import kafka_source
+
+    monkeypatch.setattr(kafka_source, "DEAD_LETTER_WEDGED_S", 0.3)
+    healthy = StubProducer()
+    src = stub_source(WedgedProducer())
+    monkeypatch.setattr(src, "_dead_letter_producer", lambda: healthy)
+    monkeypatch.setattr(src, "_wait", lambda seconds, _copies: None)
+    src._copy_dead_letters([dead_letter(4), dead_letter(5)])
+    assert sorted(h["source_offset"] for _, h in healthy.delivered) == ["4", "5"]
+    assert src.dead_letters is healthy
+
+
+def test_copies_failing_for_a_whole_message_timeout_are_sent_again_by_a_new_producer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from consumers import kafka_source
+
+    monkeypatch.setattr(kafka_source, "DEAD_LETTER_TIMEOUT_S", 0.2)
+    stuck, healthy = StubProducer(refusals=10**9), StubProducer()
+    src = stub_source(stuck)
+    monkeypatch.setattr(src, "_dead_letter_producer", lambda: healthy)
+    monkeypatch.setattr(src, "_wait", lambda seconds, _copies: time.sleep(0.05))
+    src._copy_dead_letters([dead_letter(6)])
+    assert [h["source_offset"] for _, h in healthy.delivered] == ["6"] and stuck.attempts > 1
+
+
+def test_a_late_report_from_a_replaced_producer_does_not_settle_a_copy_sent_again() -> None:
+    from consumers.kafka_source import _Copy
+
+    copy = _Copy(dead_letter(3))
+    copy.attempt = 1
+    old = copy.reporter()
+    copy.attempt, copy.done = 2, False
+    old(None, None)  # the first producer's report, after the copy was sent again
+    assert not copy.done
+    copy.reporter()(KafkaError(KafkaError._MSG_TIMED_OUT), None)
+    assert copy.done and copy.error is not None
+
+
 # -- against a real broker --------------------------------------------------------------------
 def bad_messages(copies: int = 1) -> list[Message]:
     corpus = json.loads((DATA / "bad_messages.json").read_text())
