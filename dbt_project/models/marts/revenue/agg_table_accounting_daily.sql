@@ -11,10 +11,12 @@ select
     sum(fills_cents)::bigint as fills_cents,
     sum(credits_cents)::bigint as credits_cents,
     sum(drop_cents)::bigint as drop_cents,
+    (sum(drop_cents) filter (where is_closed))::bigint as closed_drop_cents,
     sum(win_cents)::bigint as win_cents,
     sum(win_cents) / nullif(sum(drop_cents) filter (where is_closed), 0) as hold_pct,
     sum(handle_cents)::bigint as handle_cents,
     sum(settled_house_result_cents)::bigint as settled_house_result_cents,
+    sum(win_minus_settled_cents)::bigint as win_minus_settled_cents,
     sum(theoretical_win_cents)::decimal(20, 6) as theoretical_win_cents
 from {{ ref('fct_table_sessions') }}
 group by gaming_date, table_id

@@ -1,0 +1,206 @@
+"""Integrity: violations, payout accuracy, house way, statistical alerts and their
+acknowledgements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import pandas as pd
+
+from dashboards import acks, auth
+from dashboards.data.core import (
+    Filters,
+    _dealers_in,
+    _frame,
+    _int,
+    _where,
+    current_store,
+    viewer,
+)
+from dashboards.data.prose import explain
+from dashboards.rule_texts import text_of
+
+ViolationBreakdown = Literal["rule", "severity", "dealer", "table", "day"]
+_VIOLATION_KEYS = {
+    "rule": "rule_id",
+    "severity": "severity",
+    "dealer": "dealer_id",
+    "table": "table_id",
+    "day": "gaming_date",
+}
+
+
+def violations_by(
+    f: Filters, by: ViolationBreakdown, severities: tuple[str, ...] = ()
+) -> pd.DataFrame:
+    """Violations and rounds affected per rule, severity, dealer, table or day (agg_violations);
+    by rule, each with its text from the spec."""
+    where, params = _where(f)
+    if severities:
+        where += " AND severity IN (SELECT UNNEST(?))"
+        params.append(severities)
+    key = _VIOLATION_KEYS[by]
+    frame = _frame(
+        f"""
+        SELECT {key} AS key, sum(violations)::BIGINT AS violations,
+               sum(rounds_affected)::BIGINT AS rounds_affected,
+               sum(violations) FILTER (WHERE severity = 'critical')::BIGINT AS critical
+        FROM agg_violations WHERE {where}
+        GROUP BY key ORDER BY violations DESC, key
+        """,
+        params,
+    )
+    frame["critical"] = frame["critical"].fillna(0).astype("int64")
+    if by == "rule":
+        frame["rule_text"] = [text_of(str(k)) for k in frame["key"]]
+    return frame
+
+
+def violations_detail(
+    f: Filters, severities: tuple[str, ...] = (), *, limit: int = 500
+) -> pd.DataFrame:
+    """The latest violations matching `f`, each with its rule text and whether it was
+    acknowledged."""
+    where, params = _where(f)
+    if severities:
+        where += " AND severity IN (SELECT UNNEST(?))"
+        params.append(severities)
+    frame = _frame(
+        f"""
+        SELECT occurred_at, table_id, dealer_id, rule_id, severity, check_name, round_id,
+               evidence, violation_id
+        FROM fct_violations WHERE {where}
+        ORDER BY occurred_at DESC, violation_id LIMIT ?
+        """,
+        [*params, limit],
+    )
+    frame.insert(4, "rule_text", [text_of(str(r)) for r in frame["rule_id"]])
+    done = acks.acknowledged(current_store().acks, acks.AlertKind.VIOLATION)
+    frame["acknowledged"] = frame["violation_id"].isin(done)
+    return frame
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntegritySummary:
+    violations: int
+    critical: int
+    payout_accuracy: float | None
+    house_way_compliance: float | None
+    open_alerts: int
+
+
+def integrity_summary(
+    by_rule: pd.DataFrame,
+    payouts: pd.DataFrame,
+    way: pd.DataFrame,
+    detail: pd.DataFrame,
+    alerts: pd.DataFrame,
+) -> IntegritySummary:
+    recorded = _int(payouts["recorded_lines"].sum())
+    hands = _int(way["hands_set"].sum())
+    return IntegritySummary(
+        violations=_int(by_rule["violations"].sum()),
+        critical=_int(by_rule["critical"].sum()),
+        payout_accuracy=_int(payouts["accurate_lines"].sum()) / recorded if recorded else None,
+        house_way_compliance=1 - _int(way["house_way_violations"].sum()) / hands if hands else None,
+        open_alerts=int((~detail["acknowledged"]).sum() + (~alerts["acknowledged"]).sum()),
+    )
+
+
+WITHHELD_NOTE = "written by a role that sees figures you do not"
+
+
+def audit_trail() -> pd.DataFrame:
+    """The acknowledgements, newest first. A note is free text: one written by a role with a
+    measure the reader lacks (a manager's, for surveillance) may quote it, and is withheld."""
+    trail = acks.audit_trail(current_store().acks)
+    grant = viewer()
+    readable = [
+        role in set(auth.Role) and auth.GRANTS[auth.Role(role)].measures <= grant.measures
+        for role in trail["role"]
+    ]
+    trail["note"] = trail["note"].where(readable, f"(withheld: {WITHHELD_NOTE})")
+    return trail
+
+
+def open_alert_choices(detail: pd.DataFrame, alerts: pd.DataFrame) -> dict[str, str]:
+    """Alerts nobody acknowledged yet, as {choice key: label} for a picker."""
+    choices: dict[str, str] = {}
+    for a in alerts[~alerts["acknowledged"]].to_dict("records"):
+        p_value = "" if pd.isna(a["p_value"]) else f" · p = {a['p_value']:.3g}"
+        choices[f"{acks.AlertKind.STATISTICAL.value}:{a['alert_id']}"] = (
+            f"statistical · {a['test_name']} · {a['subject_id']}{p_value}"
+        )
+    for v in detail[~detail["acknowledged"]].to_dict("records"):
+        choices[f"{acks.AlertKind.VIOLATION.value}:{v['violation_id']}"] = (
+            f"violation · {v['rule_id']} · {v['severity']} · {v['table_id']} · "
+            f"{pd.Timestamp(v['occurred_at']):%Y-%m-%d %H:%M:%S}"
+        )
+    return choices
+
+
+def alert_key(choice: str) -> acks.AlertKey:
+    kind, _, alert_id = choice.partition(":")
+    return acks.AlertKey(kind=acks.AlertKind(kind), alert_id=alert_id)
+
+
+def payout_accuracy(f: Filters) -> pd.DataFrame:
+    """Per dealer: recorded payouts equal to the rules' payout, money over- and underpaid, Pai
+    Gow commission not taken (PGP-A17c, DEF-M2)."""
+    extra, params = _dealers_in(f)
+    return _frame(
+        f"""
+        SELECT dealer_id,
+               sum(recorded_lines)::BIGINT AS recorded_lines,
+               sum(accurate_lines)::BIGINT AS accurate_lines,
+               sum(accurate_lines) / nullif(sum(recorded_lines), 0) AS payout_accuracy,
+               sum(overpaid_lines)::BIGINT AS overpaid_lines,
+               sum(overpaid_cents)::BIGINT AS overpaid_cents,
+               sum(underpaid_lines)::BIGINT AS underpaid_lines,
+               sum(underpaid_cents)::BIGINT AS underpaid_cents,
+               sum(commission_short_lines)::BIGINT AS commission_short_lines,
+               sum(commission_shortfall_cents)::BIGINT AS commission_shortfall_cents
+        FROM agg_dealer_payouts WHERE gaming_date BETWEEN ? AND ?{extra}
+        GROUP BY dealer_id ORDER BY payout_accuracy, dealer_id
+        """,
+        [f.start, f.end, *params],
+    )
+
+
+def house_way(f: Filters) -> pd.DataFrame:
+    """Per dealer: Pai Gow hands set and the share set by the posted house way (PGP-A13c)."""
+    extra, params = _dealers_in(f)
+    return _frame(
+        f"""
+        SELECT dealer_id, sum(hands_set)::BIGINT AS hands_set,
+               sum(house_way_violations)::BIGINT AS house_way_violations,
+               1 - sum(house_way_violations) / nullif(sum(hands_set), 0) AS house_way_compliance
+        FROM agg_dealer_house_way WHERE gaming_date BETWEEN ? AND ?{extra}
+        GROUP BY dealer_id HAVING sum(hands_set) > 0
+        ORDER BY house_way_compliance, dealer_id
+        """,
+        [f.start, f.end, *params],
+    )
+
+
+def statistical_alerts(f: Filters) -> pd.DataFrame:
+    """Failed statistical tests of the range (and those over all history), each with what was
+    tested, the statistic, p-value or z, threshold, a plain-language reading and whether it
+    was acknowledged."""
+    frame = _frame(
+        """
+        SELECT alert_id, test_name, subject_type, subject_id, gaming_date, shift_no,
+               sample_size, statistic_name, statistic, degrees_of_freedom, z_score, p_value,
+               threshold_rule, threshold, observed, expected, interval_low, interval_high
+        FROM fct_statistical_alerts
+        WHERE gaming_date BETWEEN ? AND ? OR gaming_date IS NULL
+        ORDER BY p_value NULLS LAST, alert_id
+        """,
+        [f.start, f.end],
+    )
+    money = viewer().money
+    frame["explanation"] = [explain(row, money=money) for row in frame.to_dict("records")]
+    done = acks.acknowledged(current_store().acks, acks.AlertKind.STATISTICAL)
+    frame["acknowledged"] = frame["alert_id"].isin(done)
+    return frame
