@@ -20,7 +20,7 @@ from events.models import (
     RoundStarted,
     RoundVoided,
 )
-from games.base import RoundEvents, TableTerms
+from games.base import RoundEvents
 from games.registry import GAMES
 from rules import procedure
 from rules.cards import CardError
@@ -105,8 +105,7 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
         return result
     result.findings += spec.checks(kinds, profile)
     try:
-        terms = TableTerms(round_id=state.round_id or "", meter_cents=state.meter_cents)
-        settled = spec.settle(kinds, profile, terms)
+        settled = spec.settle(kinds, profile, state.meter_cents)
     except (RoundError, CardError, ValueError, KeyError) as exc:
         # Impossible hands (a card twice in play, a hand of the wrong size) are reported by the
         # checks above and never settled on.

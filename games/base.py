@@ -46,14 +46,6 @@ class RoundEvents:
         return cast("E", found[0]) if found else None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TableTerms:
-    """What a round's settlement needs from its table beyond the round's own events."""
-
-    round_id: str
-    meter_cents: int | None  # the progressive meter before the round (Hold'em)
-
-
 @dataclass(frozen=True, kw_only=True)
 class GameSpec:
     """One game, as the platform needs it: the consumer (checks, settlement from events, the
@@ -65,8 +57,9 @@ class GameSpec:
     table_rules: TableRules  # its deck, and its articles for the procedures every game has
     # The game's procedure checks on a closed round's events (ALL-* checks are shared).
     checks: Callable[[RoundEvents, Profile], list[Finding]]
-    # The rules engine's record of the round, built from its events, settled.
-    settle: Callable[[RoundEvents, Profile, TableTerms], RoundSettlement]
+    # The rules engine's record of the round, built from its events, settled; the third argument
+    # is the table's progressive meter before the round (None where the table has none).
+    settle: Callable[[RoundEvents, Profile, int | None], RoundSettlement]
     simulator: type[TableSim]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from events.models import BetPlaced, CommunityDealt, Decision, PlayerDecided, Spot
-from games.base import RoundEvents, TableTerms, cards, dealt, started
+from games.base import RoundEvents, cards, dealt, started
 from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
 from rules.procedure import Finding
 from rules.profile import HoldemProfile, Profile
@@ -16,7 +16,7 @@ def round_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
     return []  # Hold'em's procedures (decks alternating, THP-A2d) are checked at round start
 
 
-def settle(kinds: RoundEvents, profile: Profile, table: TableTerms) -> RoundSettlement:
+def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> RoundSettlement:
     if not isinstance(profile, HoldemProfile):
         raise ValueError(f"{profile.name} is not a Hold'em profile")
     start = started(kinds)
@@ -36,7 +36,7 @@ def settle(kinds: RoundEvents, profile: Profile, table: TableTerms) -> RoundSett
             antes[bet.seat] += bet.amount_cents
     decisions = {e.seat: e.decision for e in kinds.of(PlayerDecided)}
     called = any(d is Decision.CALL for d in decisions.values())
-    if table.meter_cents is None:
+    if meter_cents is None:
         raise RoundError("the progressive meter was never set (progressive_meter_reset)")
     seats = tuple(
         HoldemSeat(
@@ -53,6 +53,6 @@ def settle(kinds: RoundEvents, profile: Profile, table: TableTerms) -> RoundSett
         dealer_hole=dealer if called else (),
         board=tuple(board),
         seats=seats,
-        meter_cents=table.meter_cents,
+        meter_cents=meter_cents,
     )
     return settle_holdem(record, profile)

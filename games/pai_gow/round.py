@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from events.models import BetPlaced, CardsDealt, DiceRolled, HandSet, PlayerDecided, Recipient
-from games.base import RoundEvents, TableTerms, cards, started
+from games.base import RoundEvents, cards, started
 from games.pai_gow.rules import (
     DEALER,
     POSITIONS,
@@ -36,7 +36,7 @@ def deal(kinds: RoundEvents) -> tuple[dict[int, tuple[int, ...]], dict[int, int]
     return groups, {(first + g - 1) % POSITIONS: g for g in range(1, POSITIONS + 1)}
 
 
-def settle(kinds: RoundEvents, profile: Profile, table: TableTerms) -> RoundSettlement:
+def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> RoundSettlement:
     if not isinstance(profile, PaiGowProfile):
         raise ValueError(f"{profile.name} is not a Pai Gow profile")
     groups, group_of = deal(kinds)
@@ -57,7 +57,7 @@ def settle(kinds: RoundEvents, profile: Profile, table: TableTerms) -> RoundSett
             )
         )
     record = PaiGowRound(
-        round_id=table.round_id,
+        round_id=started(kinds).round_id,
         dealer_cards=groups[group_of[DEALER]],
         seats=tuple(seats),
     )

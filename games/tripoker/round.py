@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import defaultdict
 
 from events.models import BetPlaced, DealerRevealed, PlayerDecided, Spot
-from games.base import RoundEvents, TableTerms, cards, dealt, started
+from games.base import RoundEvents, cards, dealt, started
 from games.tripoker.rules import TripokerRound, TripokerSeat, settle_tripoker
 from rules.profile import Profile, TripokerProfile
 from rules.settlement import RoundError, RoundSettlement
 
 
-def settle(kinds: RoundEvents, profile: Profile, table: TableTerms) -> RoundSettlement:
+def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> RoundSettlement:
     if not isinstance(profile, TripokerProfile):
         raise ValueError(f"{profile.name} is not a Tripóker profile")
     start = started(kinds)

@@ -20,7 +20,7 @@ from consumers.sink import LakeSink
 from events import dump_event, occurred_at_ms, parse_event
 from events.models import Game
 from games import registry
-from games.base import RoundEvents, TableTerms
+from games.base import RoundEvents, started
 from infra import lake as lakes
 from producers.simulator import Message
 from tests.consumers.helpers import night, open_lake
@@ -131,10 +131,10 @@ def test_an_error_in_the_engine_is_contained_to_its_round(
     target = sorted(rid for rid in clean if rid.startswith("TP-"))[7]
     real = registry.GAMES[Game.TRIPOKER]
 
-    def settle_or_fail(kinds: RoundEvents, profile: Any, table: TableTerms) -> Any:
-        if table.round_id == target:
+    def settle_or_fail(kinds: RoundEvents, profile: Any, meter_cents: int | None) -> Any:
+        if started(kinds).round_id == target:
             raise RuntimeError("an input no check foresaw")
-        return real.settle(kinds, profile, table)
+        return real.settle(kinds, profile, meter_cents)
 
     monkeypatch.setitem(registry.GAMES, Game.TRIPOKER, replace(real, settle=settle_or_fail))
     con = settle(tmp_path, CLEAN.messages)
