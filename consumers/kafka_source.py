@@ -127,6 +127,7 @@ class KafkaSource:
         self._said_waiting_at = -math.inf
         self._bound = False
         self._cluster_id: str | None = None
+        self._reading: list[RawMessage] = []  # the batch being read (see `_read_batch`)
 
     # -- rebalance: positions come from the lake, never from Kafka's committed offsets ----------
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -134,6 +135,7 @@ class KafkaSource:
             self.pipeline.sink.bind(self._stream(), adopt=self.options.adopt)
             self._bound = True
         self.pipeline.reload_states()  # also waits for the commit in flight
+        self._drop_reading({tp.partition for tp in partitions})  # read again from the lake's
         stored = self.pipeline.sink.load_offsets(self.options.topic)
         for tp in partitions:
             tp.offset = stored.get(tp.partition, OFFSET_BEGINNING)
@@ -147,9 +149,20 @@ class KafkaSource:
         # owner continues from the lake.
         self.pipeline.flush()
         self._after_commits()
-        self.pipeline.forget_partitions({tp.partition for tp in partitions})
+        lost = {tp.partition for tp in partitions}
+        self._drop_reading(lost)
+        self.pipeline.forget_partitions(lost)
         log.info("revoked", extra=fields(partitions=sorted(tp.partition for tp in partitions)))
         consumer.unassign()
+
+    def _drop_reading(self, partitions: set[int]) -> None:
+        """Forget the messages of `partitions` in the batch being read. A rebalance is served
+        inside a read; the messages read before it are ours no longer (revoked), or will be read
+        again from the lake's offsets (assigned): processed here they were processed twice, and
+        a table's state fell behind its events (librdkafka purges only what the read in
+        progress holds, not what earlier reads of the same batch returned)."""
+        if partitions:
+            self._reading[:] = [m for m in self._reading if m.partition not in partitions]
 
     def _stream(self) -> StreamBinding:
         return StreamBinding(
@@ -222,7 +235,8 @@ class KafkaSource:
         """Messages up to `batch_size`, cut early once the previous batch's commit is done
         (group commit): on a backlog batches fill while the last one commits, and at a trickle
         each message waits about one commit, never the whole `batch_wait_s`."""
-        out: list[RawMessage] = []
+        # Held by the source, not the loop: a rebalance served by a read below filters it.
+        out = self._reading = []
         deadline = time.monotonic() + self.options.batch_wait_s
         while len(out) < self.options.batch_size and not self.stopping.is_set():
             timeout = deadline - time.monotonic()
