@@ -18,8 +18,8 @@ import numpy as np
 from treys import Card as TreysCard
 from treys import Evaluator as TreysEvaluator
 
-import games.odds as odds
 import games.pai_gow.rules as pai_gow
+import games.tripoker.odds as tripoker_odds
 from events.models import Decision
 from games.holdem.rules import HoldemRound, HoldemSeat, calls_simple_strategy, settle_holdem
 from games.pai_gow.rules import PaiGowRound, PaiGowSeat, house_way, house_way_batch, settle_pai_gow
@@ -187,10 +187,10 @@ def bench_reference(hands: int) -> float:
 
 def bench_tripoker_exact() -> None:
     for name in ("tripoker/standard", "tripoker/pe-2005"):
-        odds._tripoker_groups.cache_clear()
+        tripoker_odds._tripoker_groups.cache_clear()
         profile = load_profile(name)
         begun = time.perf_counter()
-        report = odds.tripoker_exact(profile)  # type: ignore[arg-type]
+        report = tripoker_odds.tripoker_exact(profile)  # type: ignore[arg-type]
         seconds = time.perf_counter() - begun
         edges = ", ".join(f"{k} {w['house_edge']:.4%}" for k, w in report["wagers"].items())
         verdict = "ok" if seconds < 60 else "BELOW TARGET"

@@ -15,6 +15,9 @@ from rules.profile import Profile
 from rules.settlement import RoundError, RoundSettlement
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from games.odds_common import Report
     from games.simulation.table import TableSim
 
 E = TypeVar("E", bound=Event)
@@ -49,7 +52,7 @@ class RoundEvents:
 @dataclass(frozen=True, kw_only=True)
 class GameSpec:
     """One game, as the platform needs it: the consumer (checks, settlement from events, the
-    rules of a void), the simulator (its table) and the CLI (its default profile)."""
+    rules of a void), the simulator (its table) and the CLI (its default profile, its math)."""
 
     game: Game
     default_profile: str
@@ -61,6 +64,11 @@ class GameSpec:
     # is the table's progressive meter before the round (None where the table has none).
     settle: Callable[[RoundEvents, Profile, int | None], RoundSettlement]
     simulator: type[TableSim]
+    # The game math of a profile (`games.odds.game_math` completes it): the house edge of every
+    # wager; a simulated game draws `rounds` rounds from the generator, which it cannot do without.
+    odds: Callable[[Profile, np.random.Generator | None, int], Report]
+    # The house edge each bet spot carries, from such a report's wagers (theoretical win, DEF-ACC2).
+    edges_by_spot: Callable[[Report], dict[str, float]]
 
 
 def started(kinds: RoundEvents) -> RoundStarted:

@@ -1,5 +1,6 @@
 """Writes the game-math seeds dbt needs (house edge per bet spot, progressive paytable) from the
-rule profiles through `games.odds`, so theoretical win (DEF-ACC2) is the engine's math as data.
+rule profiles through `games.odds` (each game's math is its `games/<game>/odds.py`), so
+theoretical win (DEF-ACC2) is the engine's math as data.
 
     uv run python dbt_project/scripts/house_edges.py           # rewrite seeds/*.csv
     uv run python dbt_project/scripts/house_edges.py --check   # exit 1 if the CSVs are stale
@@ -20,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from games.odds import game_math, progressive_exact
+from games.holdem.odds import progressive_exact
+from games.odds import game_math
 from rules.profile import BUILTIN_PROFILES, HoldemProfile, Profile, load_profile
 from rules.rankings import Category
 

@@ -2,11 +2,11 @@
 
 rules.py: hands, qualifier, progressive, settlement; round.py: a round's events to the rules
 engine (its procedure checks are table-level: consumers/table_checks.py); simulator.py: a
-simulated table."""
+simulated table; odds.py: the game math."""
 
 from events.models import Game
 from games.base import GameSpec
-from games.holdem import round
+from games.holdem import odds, round
 from games.holdem.simulator import HoldemTable
 from rules.procedure import TableRules
 
@@ -27,4 +27,6 @@ SPEC = GameSpec(
     checks=round.round_checks,
     settle=round.settle,
     simulator=HoldemTable,
+    odds=odds.game_math,
+    edges_by_spot=odds.edges_by_spot,
 )

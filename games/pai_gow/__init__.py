@@ -1,11 +1,12 @@
 """Pai Gow Poker (53 cards, joker, 7x7 deal with dice): Peru's PGP articles.
 
 rules.py: hands, house way, settlement; checks.py: procedure checks on a round's events;
-round.py: a round's events to the rules engine; simulator.py: a simulated table."""
+round.py: a round's events to the rules engine; simulator.py: a simulated table; odds.py: the
+game math."""
 
 from events.models import Game
 from games.base import GameSpec
-from games.pai_gow import checks, round
+from games.pai_gow import checks, odds, round
 from games.pai_gow.simulator import PaiGowTable
 from rules.procedure import TableRules
 
@@ -26,4 +27,6 @@ SPEC = GameSpec(
     checks=checks.round_checks,
     settle=round.settle,
     simulator=PaiGowTable,
+    odds=odds.game_math,
+    edges_by_spot=odds.edges_by_spot,
 )

@@ -1,11 +1,12 @@
 """Tripóker (Three Card Poker): Peru's TCP articles.
 
 rules.py: hands, qualifier, settlement; checks.py: procedure checks on a round's events;
-round.py: a round's events to the rules engine; simulator.py: a simulated table."""
+round.py: a round's events to the rules engine; simulator.py: a simulated table; odds.py: the
+game math."""
 
 from events.models import Game
 from games.base import GameSpec
-from games.tripoker import checks, round
+from games.tripoker import checks, odds, round
 from games.tripoker.simulator import TripokerTable
 from rules.procedure import TableRules
 
@@ -26,4 +27,6 @@ SPEC = GameSpec(
     checks=checks.round_checks,
     settle=round.settle,
     simulator=TripokerTable,
+    odds=odds.game_math,
+    edges_by_spot=odds.edges_by_spot,
 )

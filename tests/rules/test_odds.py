@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from games.odds import game_math, progressive_exact
+from games.holdem.odds import progressive_exact
+from games.odds import game_math
 from rules.profile import HoldemProfile, load_profile
 
 STANDARD = game_math(load_profile("tripoker/standard"), rng=None, rounds=0)
