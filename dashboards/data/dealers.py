@@ -11,7 +11,6 @@ from dashboards.data.core import (
     _frame,
     _where,
 )
-from dashboards.data.revenue import _positions
 
 
 def dealer_scorecards(f: Filters) -> pd.DataFrame:
@@ -42,7 +41,15 @@ def dealer_scorecards(f: Filters) -> pd.DataFrame:
             FROM agg_dealer_house_way WHERE gaming_date BETWEEN ? AND ?
             GROUP BY dealer_id
         ),
-        hold AS ({_positions(["dealer"], where)})
+        hold AS (  -- the revenue cells' hold band: the players' positions
+            SELECT dealer_id,
+                   sum(band_handle_cents)::BIGINT AS band_handle_cents,
+                   sum(band_observed_cents)::BIGINT AS band_observed_cents,
+                   sum(band_expected_cents)::DOUBLE AS band_expected_cents,
+                   sqrt(sum(band_variance_cents2)) AS sd_cents
+            FROM agg_revenue_hourly WHERE {where}
+            GROUP BY dealer_id
+        )
         SELECT c.dealer_id, c.rounds, c.hours_in_play,
                c.rounds / nullif(c.hours_in_play, 0) AS rounds_per_hour,
                c.dealer_violations, c.critical_violations,
@@ -65,7 +72,7 @@ def dealer_scorecards(f: Filters) -> pd.DataFrame:
                (h.band_observed_cents - h.band_expected_cents) / nullif(h.sd_cents, 0) AS z
         FROM card AS c
         LEFT JOIN way AS w USING (dealer_id)
-        LEFT JOIN hold AS h ON h.k0 = c.dealer_id
+        LEFT JOIN hold AS h USING (dealer_id)
         ORDER BY error_rate DESC, c.dealer_id
         """,
         [f.start, f.end, *params, f.start, f.end, *hold_params],

@@ -18,8 +18,9 @@ from dashboards.data.core import (
 )
 
 Breakdown = Literal["all", "game", "table", "dealer", "shift", "spot", "day", "hour"]
-# Group-by expressions (fixed text, never from input) by breakdown: on fct_rounds, and on
-# fct_bets and fct_positions (a line is settled when its round ends: settled_at = ended_at).
+# Group-by expressions (fixed text, never from input) by breakdown: on the revenue cells
+# (agg_revenue_hourly, agg_revenue_spot_hourly), and on fct_positions and fct_bets for the
+# distinct players (a line is settled when its round ends: settled_at = ended_at).
 _KEYS: dict[str, tuple[str, str]] = {
     "all": ("'all'", "'all'"),
     "game": ("game", "game"),
@@ -27,8 +28,28 @@ _KEYS: dict[str, tuple[str, str]] = {
     "dealer": ("dealer_id", "dealer_id"),
     "shift": ("shift_no", "shift_no"),
     "day": ("gaming_date", "gaming_date"),
-    "hour": ("time_bucket(INTERVAL 1 HOUR, ended_at)", "time_bucket(INTERVAL 1 HOUR, settled_at)"),
+    "hour": ("hour_start", "time_bucket(INTERVAL 1 HOUR, settled_at)"),
+    "spot": ("spot", "spot"),
 }
+# The cells' sums, and what the pages derive from them (rates within each group).
+_SUMS = """
+    sum(rounds)::BIGINT AS rounds, sum(bet_lines)::BIGINT AS bet_lines,
+    sum(wagers)::BIGINT AS wagers, sum(handle_cents)::BIGINT AS handle_cents,
+    sum(house_result_cents)::BIGINT AS house_result_cents,
+    sum(commission_cents)::BIGINT AS commission_cents,
+    sum(payout_cents)::BIGINT AS payout_cents, sum(capped_cents)::BIGINT AS capped_cents,
+    sum(capped_payouts)::BIGINT AS capped_payouts,
+    sum(theoretical_win_cents)::DOUBLE AS theoretical_win_cents,
+    sum(seconds_in_play) AS seconds_in_play"""
+_RATES = """
+    r.seconds_in_play / 3600.0 AS hours_in_play,
+    r.rounds / nullif(r.seconds_in_play / 3600.0, 0) AS rounds_per_hour,
+    r.house_result_cents / nullif(r.handle_cents, 0) AS hold_pct,
+    r.theoretical_win_cents / nullif(r.handle_cents, 0) AS theoretical_hold_pct,
+    r.handle_cents / nullif(r.wagers, 0) AS average_bet_cents"""
+_COLUMNS = """r.bet_lines, r.wagers, r.rounds, coalesce(p.players, 0) AS players, r.handle_cents,
+    r.house_result_cents, r.commission_cents, r.payout_cents, r.capped_cents,
+    r.capped_payouts, r.theoretical_win_cents"""
 
 
 def revenue(f: Filters, by: Breakdown) -> pd.DataFrame:
@@ -40,14 +61,12 @@ def revenue_sets(f: Filters, bys: Sequence[Breakdown]) -> dict[Breakdown, pd.Dat
     """Revenue of the rounds matching `f` by each breakdown in `bys`, one row per group
     (`key`): handle, house result, commission, payouts, caps, theoretical win (DEF-ACC2), hold,
     average bet, players, rounds, rounds per hour, and the 95 % band of the players' positions'
-    house result around their theoretical win (the marts' method: Var = Σ wager² × the
-    variance per unit of the position's profile and mix of wagers).
+    house result around their theoretical win.
 
-    The figures are agg_revenue's, for any combination of filters: money and rounds from
-    fct_rounds (each round's lines summed), bet counts from fct_bets, capped payouts from
-    fct_capped_payouts, players and the band from fct_positions, so the 7.5 million lines of a
-    million rounds are read only for counts; every breakdown comes from one scan of each
-    (GROUPING SETS).
+    The figures are the marts': the revenue cells (agg_revenue_hourly, per day, shift, hour,
+    table and dealer; agg_revenue_spot_hourly, the same per spot) summed over the filter, every
+    breakdown from one scan (GROUPING SETS); only the distinct players are counted from the
+    facts (fct_positions; fct_bets per spot).
     """
     found: dict[Breakdown, pd.DataFrame] = {}
     if "spot" in bys:
@@ -58,61 +77,33 @@ def revenue_sets(f: Filters, bys: Sequence[Breakdown]) -> dict[Breakdown, pd.Dat
     where, params = _where(f)
     names = ", ".join(f"k{i}" for i in range(len(sets)))
     joined = " AND ".join(
-        [
-            "{t}.level = r.level",
-            *(f"{{t}}.k{i} IS NOT DISTINCT FROM r.k{i}" for i in range(len(sets))),
-        ]
+        ["p.level = r.level", *(f"p.k{i} IS NOT DISTINCT FROM r.k{i}" for i in range(len(sets)))]
     )
     frame = _frame(
         f"""
         WITH rounds AS (
+            SELECT {names}, grouping({names}) AS level, {_SUMS},
+                   sum(band_observed_cents)::BIGINT AS band_observed_cents,
+                   sum(band_expected_cents)::DOUBLE AS band_expected_cents,
+                   sqrt(sum(band_variance_cents2)) AS sd_cents
+            FROM (SELECT {_keys(sets, 0)}, * FROM agg_revenue_hourly WHERE {where})
+            GROUP BY {_grouping(sets)}
+        ),
+        players AS (
             SELECT {names}, grouping({names}) AS level,
-                   count(*) AS rounds,
-                   sum(bet_lines)::BIGINT AS bet_lines,
-                   sum(handle_cents)::BIGINT AS handle_cents,
-                   sum(settled_house_result_cents)::BIGINT AS house_result_cents,
-                   sum(commission_cents)::BIGINT AS commission_cents,
-                   sum(payout_cents)::BIGINT AS payout_cents,
-                   sum(capped_cents)::BIGINT AS capped_cents,
-                   sum(theoretical_win_cents)::DOUBLE AS theoretical_win_cents,
-                   sum(seconds_in_play) AS seconds_in_play
+                   count(DISTINCT player_ref) AS players
             FROM (
-                SELECT {_keys(sets, 0)}, bet_lines, handle_cents, settled_house_result_cents,
-                       commission_cents, payout_cents, capped_cents, theoretical_win_cents,
-                       seconds_in_play
-                FROM fct_rounds WHERE bet_lines > 0 AND {where}
+                SELECT {_keys(sets, 1)}, player_ref FROM fct_positions
+                WHERE bettor = 'player' AND {where}
             )
             GROUP BY {_grouping(sets)}
-        ),
-        lines AS (
-            SELECT {names}, grouping({names}) AS level,
-                   count(*) FILTER (WHERE wager_cents > 0) AS wagers
-            FROM (SELECT {_keys(sets, 1)}, wager_cents FROM fct_bets WHERE {where})
-            GROUP BY {_grouping(sets)}
-        ),
-        capped AS (
-            SELECT {names}, grouping({names}) AS level, count(*) AS capped_payouts
-            FROM (SELECT {_keys(sets, 1)} FROM fct_capped_payouts WHERE {where})
-            GROUP BY {_grouping(sets)}
-        ),
-        positions AS ({_positions(sets, where)})
-        SELECT r.level, {", ".join(f"r.k{i}" for i in range(len(sets)))},
-               r.bet_lines, l.wagers, r.rounds, p.players, r.handle_cents,
-               r.house_result_cents, r.commission_cents, r.payout_cents, r.capped_cents,
-               coalesce(c.capped_payouts, 0) AS capped_payouts, r.theoretical_win_cents,
-               r.seconds_in_play / 3600.0 AS hours_in_play,
-               r.rounds / nullif(r.seconds_in_play / 3600.0, 0) AS rounds_per_hour,
-               r.house_result_cents / nullif(r.handle_cents, 0) AS hold_pct,
-               r.theoretical_win_cents / nullif(r.handle_cents, 0) AS theoretical_hold_pct,
-               r.handle_cents / nullif(l.wagers, 0) AS average_bet_cents,
+        )
+        SELECT r.level, {", ".join(f"r.k{i}" for i in range(len(sets)))}, {_COLUMNS}, {_RATES},
                {_BAND}
-        FROM rounds AS r
-        LEFT JOIN lines AS l ON {joined.format(t="l")}
-        LEFT JOIN capped AS c ON {joined.format(t="c")}
-        LEFT JOIN positions AS p ON {joined.format(t="p")}
+        FROM rounds AS r LEFT JOIN players AS p ON {joined}
         ORDER BY r.level, {names}
         """,
-        [*params, *params, *params, *params],
+        [*params, *params],
     )
     others = [f"k{i}" for i in range(len(sets))]
     for i, by in enumerate(sets):
@@ -126,7 +117,7 @@ def revenue_sets(f: Filters, bys: Sequence[Breakdown]) -> dict[Breakdown, pd.Dat
 
 
 def _keys(sets: Sequence[Breakdown], side: int) -> str:
-    """`expr AS k0, expr AS k1, ...`: the breakdowns' keys on fct_rounds (0) or the lines (1)."""
+    """`expr AS k0, expr AS k1, ...`: the breakdowns' keys on the cells (0) or the facts (1)."""
     return ", ".join(f"{_KEYS[by][side]} AS k{i}" for i, by in enumerate(sets))
 
 
@@ -139,88 +130,35 @@ def _level(count: int, i: int) -> int:
     return ((1 << count) - 1) & ~(1 << (count - 1 - i))
 
 
-def _positions(sets: Sequence[Breakdown], where: str) -> str:
-    """Players and the hold band per group of positions (fct_positions leaves the house's own
-    bet out): Var(house result) = Σ wager² × the variance per unit of the position's profile
-    and mix of wagers (stat_profile_dispersion), as stat_hold_vs_theoretical computes it."""
-    names = ", ".join(f"k{i}" for i in range(len(sets)))
-    return f"""
-            SELECT {names}, grouping({names}) AS level,
-                   count(DISTINCT player_ref) FILTER (WHERE bettor = 'player') AS players,
-                   sum(wager_cents) FILTER (WHERE wager_cents > 0)::BIGINT AS band_handle_cents,
-                   sum(house_result_cents) FILTER (WHERE wager_cents > 0)::BIGINT
-                       AS band_observed_cents,
-                   sum(theoretical_win_cents) FILTER (WHERE wager_cents > 0)::DOUBLE
-                       AS band_expected_cents,
-                   sqrt(sum(wager_cents::DOUBLE * wager_cents * result_variance_per_unit)
-                       FILTER (WHERE wager_cents > 0)) AS sd_cents
-            FROM (
-                SELECT {_keys(sets, 1)}, p.player_ref, p.bettor, p.wager_cents,
-                       p.house_result_cents, p.theoretical_win_cents, d.result_variance_per_unit
-                FROM fct_positions AS p
-                LEFT JOIN stat_profile_dispersion AS d
-                    USING (profile, profile_version, spot_mix)
-                WHERE {where}
-            )
-            GROUP BY {_grouping(sets)}"""
-
-
-_BAND = f"""p.band_observed_cents, p.band_expected_cents, p.sd_cents,
-               p.band_expected_cents - {Z_95} * p.sd_cents AS band_low_cents,
-               p.band_expected_cents + {Z_95} * p.sd_cents AS band_high_cents,
-               (p.band_observed_cents - p.band_expected_cents) / nullif(p.sd_cents, 0) AS z"""
+_BAND = f"""r.band_observed_cents, r.band_expected_cents, r.sd_cents,
+               r.band_expected_cents - {Z_95} * r.sd_cents AS band_low_cents,
+               r.band_expected_cents + {Z_95} * r.sd_cents AS band_high_cents,
+               (r.band_observed_cents - r.band_expected_cents) / nullif(r.sd_cents, 0) AS z"""
 
 
 def _revenue_by_spot(f: Filters) -> pd.DataFrame:
-    """Revenue per bet spot, from the lines themselves (rounds and hours per spot count each
-    round once per spot played in it, as agg_revenue does). Positions span spots: no band."""
+    """Revenue per bet spot, summed from agg_revenue_spot_hourly (rounds and hours per spot
+    count each round once per spot played in it); players from fct_bets. Positions span
+    spots: no band."""
     where, params = _where(f)
     return _frame(
         f"""
-        WITH lines AS (
-            SELECT spot AS key, round_id, wager_cents, house_result_cents, commission_cents,
-                   payout_cents, capped_cents, theoretical_win_cents, player_ref, bettor
-            FROM fct_bets WHERE {where}
+        WITH rounds AS (
+            SELECT spot AS key, {_SUMS}
+            FROM agg_revenue_spot_hourly WHERE {where} GROUP BY spot
         ),
-        play AS (
-            SELECT l.key, sum(r.seconds_in_play) AS seconds_in_play
-            FROM (SELECT DISTINCT key, round_id FROM lines) AS l
-            -- the same filter on the rounds, so only their rounds are hashed
-            JOIN (SELECT round_id, seconds_in_play FROM fct_rounds WHERE {where}) AS r
-                USING (round_id)
-            GROUP BY l.key
-        ),
-        capped AS (
-            SELECT spot AS key, count(*) AS capped_payouts
-            FROM fct_capped_payouts WHERE {where} GROUP BY spot
+        players AS (
+            SELECT spot AS key, count(DISTINCT player_ref) AS players
+            FROM fct_bets WHERE bettor = 'player' AND {where} GROUP BY spot
         )
-        SELECT key,
-               count(*) AS bet_lines,
-               count(*) FILTER (WHERE wager_cents > 0) AS wagers,
-               count(DISTINCT round_id) AS rounds,
-               count(DISTINCT player_ref) FILTER (WHERE bettor = 'player') AS players,
-               sum(wager_cents)::BIGINT AS handle_cents,
-               sum(house_result_cents)::BIGINT AS house_result_cents,
-               sum(commission_cents)::BIGINT AS commission_cents,
-               sum(payout_cents)::BIGINT AS payout_cents,
-               sum(capped_cents)::BIGINT AS capped_cents,
-               coalesce(any_value(c.capped_payouts), 0) AS capped_payouts,
-               sum(theoretical_win_cents)::DOUBLE AS theoretical_win_cents,
-               any_value(p.seconds_in_play) / 3600.0 AS hours_in_play,
-               count(DISTINCT round_id) / nullif(any_value(p.seconds_in_play) / 3600.0, 0)
-                   AS rounds_per_hour,
-               sum(house_result_cents) / nullif(sum(wager_cents), 0) AS hold_pct,
-               sum(theoretical_win_cents)::DOUBLE / nullif(sum(wager_cents), 0)
-                   AS theoretical_hold_pct,
-               sum(wager_cents) / nullif(count(*) FILTER (WHERE wager_cents > 0), 0)
-                   AS average_bet_cents,
+        SELECT r.key, {_COLUMNS}, {_RATES},
                NULL::BIGINT AS band_observed_cents, NULL::DOUBLE AS band_expected_cents,
                NULL::DOUBLE AS sd_cents, NULL::DOUBLE AS band_low_cents,
                NULL::DOUBLE AS band_high_cents, NULL::DOUBLE AS z
-        FROM lines LEFT JOIN play AS p USING (key) LEFT JOIN capped AS c USING (key)
-        GROUP BY key ORDER BY key
+        FROM rounds AS r LEFT JOIN players AS p USING (key)
+        ORDER BY r.key
         """,
-        [*params, *params, *params],
+        [*params, *params],
     )
 
 

@@ -1,6 +1,6 @@
 -- Does the progressive hit as often as the cards say it should (DEF-THP4)? Per table and for
 -- the whole casino, per paying hand and for any paying hand: hits among the progressive
--- wagers settled, against the exact 5-card probability from games/odds.py
+-- wagers settled, against the exact 5-card probability from games/holdem/odds.py
 -- (seeds/progressive_paytable.csv). Exact two-sided binomial test; alert when p <
 -- alert_p_value. z is shown for reading, the p-value decides.
 with wagers as (

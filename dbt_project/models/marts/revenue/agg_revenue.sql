@@ -2,37 +2,12 @@
     unique_key='gaming_date') }}
 
 -- Revenue per casino day or shift, by casino, game, table, dealer or spot: one row per
--- (period, gaming_date, shift_no, dimension, dimension_value). Distinct counts (rounds,
--- players) and rates are computed within each group, never summed across groups. Round-level
--- measures come from fct_rounds (one row per round), spot-level ones from the lines of each
--- round and spot, players from the bet lines. Incremental by day: a build recomputes and
--- replaces only the days that received new rounds.
-with rounds as (
-    select * from {{ ref('fct_rounds') }}
-    where bet_lines > 0 and {{ affected_days() }}
-),
-
-round_spots as (
-    select
-        b.round_id,
-        b.spot,
-        any_value(b.gaming_date) as gaming_date,
-        any_value(b.shift_no) as shift_no,
-        count(*) as bet_lines,
-        count(*) filter (where b.wager_cents > 0) as wagers,
-        sum(b.wager_cents) as handle_cents,
-        sum(b.house_result_cents) as house_result_cents,
-        sum(b.commission_cents) as commission_cents,
-        sum(b.payout_cents) as payout_cents,
-        sum(b.capped_cents) as capped_cents,
-        count(*) filter (where b.capped_cents > 0) as capped_payouts,
-        sum(b.theoretical_win_cents) as theoretical_win_cents
-    from {{ ref('fct_bets') }} as b
-    where {{ affected_days() }}
-    group by b.round_id, b.spot
-),
-
-measures as (
+-- (period, gaming_date, shift_no, dimension, dimension_value). The measures are the revenue
+-- cells' (agg_revenue_hourly, agg_revenue_spot_hourly) summed, so every figure is computed from
+-- the facts once; distinct players come from the bet lines and rates are computed within each
+-- group, never summed across groups. Incremental by day: a build recomputes and replaces only
+-- the days that received new rounds.
+with measures as (
     select
         case when grouping(shift_no) = 0 then 'shift' else 'day' end as period,
         gaming_date,
@@ -49,18 +24,9 @@ measures as (
             when grouping(dealer_id) = 0 then dealer_id
             else casino_id
         end as dimension_value,
-        sum(bet_lines) as bet_lines,
-        sum(wagers) as wagers,
-        count(*) as rounds,
-        sum(handle_cents) as handle_cents,
-        sum(settled_house_result_cents) as house_result_cents,
-        sum(commission_cents) as commission_cents,
-        sum(payout_cents) as payout_cents,
-        sum(capped_cents) as capped_cents,
-        sum(capped_payouts) as capped_payouts,
-        sum(theoretical_win_cents) as theoretical_win_cents,
-        sum(seconds_in_play) as seconds_in_play
-    from rounds
+        {{ revenue_sums() }}
+    from {{ ref('agg_revenue_hourly') }}
+    where {{ affected_days() }}
     group by grouping sets (
         (gaming_date, casino_id), (gaming_date, game), (gaming_date, table_id),
         (gaming_date, dealer_id),
@@ -69,25 +35,15 @@ measures as (
     )
     union all
     select
-        case when grouping(s.shift_no) = 0 then 'shift' else 'day' end,
-        s.gaming_date,
-        s.shift_no,
+        case when grouping(shift_no) = 0 then 'shift' else 'day' end,
+        gaming_date,
+        shift_no,
         'spot',
-        s.spot,
-        sum(s.bet_lines),
-        sum(s.wagers),
-        count(*),
-        sum(s.handle_cents),
-        sum(s.house_result_cents),
-        sum(s.commission_cents),
-        sum(s.payout_cents),
-        sum(s.capped_cents),
-        sum(s.capped_payouts),
-        sum(s.theoretical_win_cents),
-        sum(r.seconds_in_play)
-    from round_spots as s
-    inner join rounds as r on r.round_id = s.round_id
-    group by grouping sets ((s.gaming_date, s.spot), (s.gaming_date, s.shift_no, s.spot))
+        spot,
+        {{ revenue_sums() }}
+    from {{ ref('agg_revenue_spot_hourly') }}
+    where {{ affected_days() }}
+    group by grouping sets ((gaming_date, spot), (gaming_date, shift_no, spot))
 ),
 
 players as (
