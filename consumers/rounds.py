@@ -85,8 +85,7 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
     result.findings += procedure.duplicate_cards(spec.table_rules, kinds.of(CardsDealt))
     result.findings += procedure.one_player_per_zone(spec.table_rules, bets)
     result.findings += procedure.bets_within_limits(bets, state.limits)
-    if game is Game.PAI_GOW:
-        result.findings += procedure.bets_after_close(events)
+    result.findings += procedure.bets_after_close(spec.table_rules, events)
     if abandoned:
         row["status"], row["status_reason"] = "unsettled", "the round never ended"
         return result

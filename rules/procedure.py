@@ -66,6 +66,9 @@ class TableRules:
     joker: str  # the box's jokers dealt with; a joker in play where none may be
     one_zone: str  # one player, one betting zone
     payment: str  # a recorded payout other than the rules' (overpaid / underpaid)
+    # A bet placed after bets_closed, where the game's page closes betting (Pai Gow: when the
+    # dice are shaken); None where it states no such moment.
+    bets_close: str | None = None
 
 
 def jokers_left_in_play(rules: TableRules, jokers_in_box: int) -> int:
@@ -150,8 +153,12 @@ def bets_within_limits(
     return findings
 
 
-def bets_after_close(events: Sequence[Event]) -> list[Finding]:
-    """Pai Gow bets are accepted only until the dice are shaken (PGP-A9c)."""
+def bets_after_close(rules: TableRules, events: Sequence[Event]) -> list[Finding]:
+    """Bets are accepted only until betting closes, where the game's page says so (PGP-A9c:
+    until the dice are shaken)."""
+    rule = rules.bets_close
+    if rule is None:
+        return []
     closed = False
     findings: list[Finding] = []
     for event in events:
@@ -161,7 +168,7 @@ def bets_after_close(events: Sequence[Event]) -> list[Finding]:
             findings.append(
                 finding_at(
                     event,
-                    "PGP-A9c",
+                    rule,
                     "bet_after_close",
                     Severity.CRITICAL,
                     seat=event.seat,

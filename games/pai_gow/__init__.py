@@ -23,6 +23,7 @@ SPEC = GameSpec(
         joker="PGP-A6d",
         one_zone="PGP-A9a",
         payment="PGP-A17c",
+        bets_close="PGP-A9c",
     ),
     checks=checks.round_checks,
     settle=round.settle,

@@ -66,9 +66,14 @@ def test_all2_one_player_in_two_zones_is_a_violation() -> None:
 
 
 def test_pgp_a9c_bet_after_the_dice_are_shaken() -> None:
+    pai_gow = GAMES[Game.PAI_GOW].table_rules
     events = [bet(1), ev("bets_closed"), bet(2)]
-    assert rules_of(procedure.bets_after_close(events)) == ["PGP-A9c"]
-    assert procedure.bets_after_close([bet(1), bet(2), ev("bets_closed")]) == []
+    assert rules_of(procedure.bets_after_close(pai_gow, events)) == ["PGP-A9c"]
+    assert procedure.bets_after_close(pai_gow, [bet(1), bet(2), ev("bets_closed")]) == []
+    # Tripóker's and Casino Hold'em's pages state no moment when betting closes
+    for game in (Game.TRIPOKER, Game.HOLDEM):
+        late = [bet(1, game=game.value), ev("bets_closed", game.value), bet(2, game=game.value)]
+        assert procedure.bets_after_close(GAMES[game].table_rules, late) == []
 
 
 def test_all3_a_card_twice_and_a_joker_outside_pai_gow() -> None:
