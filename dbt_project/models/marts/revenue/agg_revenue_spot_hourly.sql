@@ -2,11 +2,14 @@
     unique_key='gaming_date') }}
 
 -- Revenue per bet spot in agg_revenue_hourly's cells: one row per (gaming_date, shift_no,
--- hour_start, game, table_id, dealer_id, spot). A round counts once per spot played in it, and
+-- hour_start, table_id, dealer_id, spot). A round counts once per spot played in it, and
 -- its seconds in play with it; every measure is additive across rows (a round belongs to one
--- cell). Positions span spots, so there is no hold band here. Incremental by day.
+-- cell, and its lines count in its cell). Positions span spots, so there is no hold band here.
+-- Incremental by day.
 with rounds as (
-    select round_id, seconds_in_play
+    select
+        round_id, gaming_date, shift_no, time_bucket(interval 1 hour, ended_at) as hour_start,
+        casino_id, game, table_id, dealer_id, seconds_in_play
     from {{ ref('fct_rounds') }}
     where bet_lines > 0 and {{ affected_days() }}
 ),
@@ -15,13 +18,6 @@ round_spots as (
     select
         round_id,
         spot,
-        any_value(gaming_date) as gaming_date,
-        any_value(shift_no) as shift_no,
-        any_value(time_bucket(interval 1 hour, settled_at)) as hour_start,
-        any_value(casino_id) as casino_id,
-        any_value(game) as game,
-        any_value(table_id) as table_id,
-        any_value(dealer_id) as dealer_id,
         count(*) as bet_lines,
         count(*) filter (where wager_cents > 0) as wagers,
         sum(wager_cents) as handle_cents,
@@ -38,7 +34,7 @@ round_spots as (
 
 cells as (
     select
-        s.gaming_date, s.shift_no, s.hour_start, s.casino_id, s.game, s.table_id, s.dealer_id,
+        r.gaming_date, r.shift_no, r.hour_start, r.casino_id, r.game, r.table_id, r.dealer_id,
         s.spot,
         count(*) as rounds,
         sum(s.bet_lines) as bet_lines,
@@ -54,7 +50,7 @@ cells as (
     from round_spots as s
     inner join rounds as r on r.round_id = s.round_id
     group by
-        s.gaming_date, s.shift_no, s.hour_start, s.casino_id, s.game, s.table_id, s.dealer_id,
+        r.gaming_date, r.shift_no, r.hour_start, r.casino_id, r.game, r.table_id, r.dealer_id,
         s.spot
 )
 
