@@ -32,7 +32,7 @@ def dealer_scorecards(f: Filters) -> pd.DataFrame:
                    sum(underpaid_cents)::BIGINT AS underpaid_cents,
                    sum(commission_shortfall_cents)::BIGINT AS commission_shortfall_cents,
                    sum(voided_rounds)::BIGINT AS voided_rounds
-            FROM dealer_scorecard WHERE gaming_date BETWEEN ? AND ?{extra}
+            FROM agg_dealer_scorecard_daily WHERE gaming_date BETWEEN ? AND ?{extra}
             GROUP BY dealer_id
         ),
         way AS (
