@@ -23,9 +23,9 @@ import games.tripoker.odds as tripoker_odds
 from events.models import Decision
 from games.holdem.rules import HoldemRound, HoldemSeat, calls_simple_strategy, settle_holdem
 from games.pai_gow.rules import PaiGowRound, PaiGowSeat, house_way, house_way_batch, settle_pai_gow
+from games.profiles import load_profile
 from games.tripoker.rules import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
 from rules.cards import card_str
-from rules.profile import load_profile
 
 
 def line(label: str, value: str) -> None:

@@ -21,12 +21,12 @@ from events.models import (
     RoundVoided,
 )
 from games.base import RoundEvents
+from games.profiles import load_profile as _load_profile
 from games.registry import GAMES
 from rules import procedure
 from rules.cards import CardError
 from rules.procedure import Finding, Severity, finding_at
 from rules.profile import Profile, ProfileError
-from rules.profile import load_profile as _load_profile
 from rules.settlement import RoundError, RoundSettlement, Settlement
 
 if TYPE_CHECKING:

@@ -52,10 +52,12 @@ class RoundEvents:
 @dataclass(frozen=True, kw_only=True)
 class GameSpec:
     """One game, as the platform needs it: the consumer (checks, settlement from events, the
-    rules of a void), the simulator (its table) and the CLI (its default profile, its math)."""
+    rules of a void), the simulator (its table) and the CLI (its profiles, its math)."""
 
     game: Game
     default_profile: str
+    # Its rule profile's type (games/<game>/profile.py): the numbers its page sets, read from TOML.
+    profile_type: type[Profile]
     void_rules: tuple[str, ...]  # the articles that return every bet of a voided round
     table_rules: TableRules  # its deck, and its articles for the procedures every game has
     # The game's procedure checks on a closed round's events (ALL-* checks are shared).

@@ -1,7 +1,10 @@
 """Rule profiles: the numbers a casino posts (paytables, qualifiers, commission, house way...).
 
 Profiles are TOML files shipped in `rules/profiles/<game>/<variant>.toml`, validated at load time
-into frozen dataclasses; a bad profile is refused with a `ProfileError` naming the field.
+into frozen dataclasses; a bad profile is refused with a `ProfileError` naming the field. This
+module holds what every game's profile shares (the `Profile` base, paytables, house ways, the typed
+TOML reads); each game's own type and fields live in `games/<game>/profile.py`, and
+`games.profiles` loads a profile of any registered game.
 
 Every number `defaults.md` names lives in a profile, never in code. Rates are integer basis
 points (500 = 5 %), money is integer céntimos, paytable pays are "to 1", ranks are written
@@ -12,10 +15,11 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
+from typing import ClassVar, Self, TypedDict
 
 from events.models import Game
 from rules.cards import RANKS, CardError, parse_cards
@@ -82,76 +86,82 @@ class HouseWay:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class PaiGowProfile:
+class Profile:
+    """What every game's rule profile states; each game's own type (`games/<game>/profile.py`)
+    adds the numbers its page sets, and code narrows a `Profile` to it with `isinstance`."""
+
     name: str
     version: int
     description: str
-    house_way: HouseWay  # DEF-PGP1
-    commission_rate_bp: int  # PGP-A17c: 5 % of the win
-    commission_unit_cents: int  # DEF-M2: rounded down to this unit
 
-    game = Game.PAI_GOW
+    game: ClassVar[Game]  # set by each game's type
+
+    @classmethod
+    def from_fields(cls, fields: Fields, header: ProfileHeader) -> Self:
+        """The profile from its TOML fields, the common ones (`header`) already read; the game's
+        type reads its own and leaves `fields.done()` to the caller."""
+        raise NotImplementedError(f"{cls.__name__} does not read a profile")
+
+    @classmethod
+    def load(cls, name: str) -> Self:
+        """A built-in profile of this type's game by name, e.g.
+        ``TripokerProfile.load("tripoker/pe-2005")`` (loaded once)."""
+        profile = _load(cls, name)
+        if not isinstance(profile, cls):  # read_profile builds only `cls`
+            raise TypeError(f"{name} is not a {cls.__name__}")
+        return profile
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TripokerProfile:
+class ProfileHeader(TypedDict):
+    """The fields every profile has, as its game's type receives them."""
+
     name: str
     version: int
     description: str
-    dealer_qualifier: tuple[int, ...]  # DEF-TCP1: the lowest hand with which the dealer plays
-    exposed_dealer_cards: tuple[int, ...]  # TCP-A10b: dealer cards dealt face up, 1-based
-    play_multiple: int  # DEF-TCP2: play bet = this × ante
-    fold_forfeits_pair_plus: bool  # TCP-A11b (pe-2005) or the common rule (standard)
-    ante_bonus: Paytable  # DEF-TCP4, odds to 1 on the ante
-    pair_plus: Paytable  # DEF-TCP5, odds to 1
-
-    game = Game.TRIPOKER
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Progressive:
-    wager_cents: int  # DEF-THP4: the fixed progressive wager
-    contribution_bp: int  # share of every progressive wager added to the meter
-    seed_cents: int  # the meter after a hit that empties it
-    meter_pays_bp: Paytable  # hits paid as a share of the meter
-    fixed_pays_cents: Paytable  # hits paid as a fixed amount by the house
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HoldemProfile:
-    name: str
-    version: int
-    description: str
-    dealer_qualifier: tuple[int, ...]  # THP-A2b: the lowest hand with which the dealer plays
-    call_multiple: int  # DEF-THP1: call = this × ante
-    ante_pays: Paytable  # DEF-THP3, odds to 1
-    payout_cap_cents: int  # DEF-THP5 / THP-A2c: per seat and round, base game only
-    decks: int  # THP-A2d / DEF-THP6: decks used alternately
-    progressive: Progressive  # DEF-THP4
-
-    game = Game.HOLDEM
-
-
-Profile = PaiGowProfile | TripokerProfile | HoldemProfile
-
-BUILTIN_PROFILES = ("holdem/pe-2007", "pai-gow/pe-1999", "tripoker/pe-2005", "tripoker/standard")
 BUILTIN_HOUSE_WAYS = ("foxwoods", "trump-plaza")
+_HOUSE_WAYS_DIR = "house-ways"
 
 
 def _data_dir() -> Traversable:
     return resources.files("rules").joinpath("profiles")
 
 
-@functools.cache
-def load_profile(name: str) -> Profile:
-    """A built-in profile by name, e.g. ``load_profile("tripoker/pe-2005")`` (loaded once)."""
+def _builtin_profiles() -> tuple[str, ...]:
+    """`<game slug>/<variant>` of every profile file shipped in `rules/profiles/`, sorted."""
+    return tuple(
+        sorted(
+            f"{game.name}/{file.name.removesuffix('.toml')}"
+            for game in _data_dir().iterdir()
+            if game.is_dir() and game.name != _HOUSE_WAYS_DIR
+            for file in game.iterdir()
+            if file.is_file() and file.name.endswith(".toml")
+        )
+    )
+
+
+BUILTIN_PROFILES = _builtin_profiles()
+
+
+def builtin_profile_text(name: str) -> str:
+    """The TOML text of a built-in profile, e.g. ``"tripoker/pe-2005"``."""
     game, _, variant = name.partition("/")
     if name not in BUILTIN_PROFILES:
         raise ProfileError(
             f"unknown profile {name!r}; built-in profiles: {', '.join(BUILTIN_PROFILES)}"
         )
-    text = _data_dir().joinpath(game, f"{variant}.toml").read_text(encoding="utf-8")
-    return parse_profile(text, source=name)
+    return _data_dir().joinpath(game, f"{variant}.toml").read_text(encoding="utf-8")
+
+
+_LOADED: dict[tuple[type[Profile], str], Profile] = {}
+
+
+def _load(kind: type[Profile], name: str) -> Profile:
+    """`kind.load`, once per type and name."""
+    if (kind, name) not in _LOADED:
+        _LOADED[kind, name] = read_profile(builtin_profile_text(name), source=name, types=(kind,))
+    return _LOADED[kind, name]
 
 
 @functools.cache
@@ -161,13 +171,15 @@ def load_house_way(name: str) -> HouseWay:
         raise ProfileError(
             f"unknown house way {name!r}; built-in ways: {', '.join(BUILTIN_HOUSE_WAYS)}"
         )
-    text = _data_dir().joinpath("house-ways", f"{name}.toml").read_text(encoding="utf-8")
+    text = _data_dir().joinpath(_HOUSE_WAYS_DIR, f"{name}.toml").read_text(encoding="utf-8")
     return parse_house_way(text, source=name)
 
 
-def parse_profile(text: str, *, source: str = "<profile>") -> Profile:
-    """Validate a profile's TOML text (a casino's own file: the CLI reads it, rules stay pure)."""
-    fields = _Fields(_toml(text, source), source)
+def read_profile(text: str, *, source: str, types: Sequence[type[Profile]]) -> Profile:
+    """Validate a profile's TOML text (a casino's own file: the CLI reads it, rules stay pure):
+    the fields every profile has here, its game's own through that game's type among `types`
+    (`games.profiles.parse_profile` passes every registered game's)."""
+    fields = Fields(_toml(text, source), source)
     game_name = fields.text("game")
     try:
         game = Game.from_slug(game_name)
@@ -178,70 +190,20 @@ def parse_profile(text: str, *, source: str = "<profile>") -> Profile:
         raise fields.error("name", f"must start with '{game.slug}/', got {name!r}")
     version = fields.integer("version", minimum=1)
     description = fields.text("description")
-    profile: Profile
-    if game is Game.PAI_GOW:
-        commission = fields.table("commission")
-        profile = PaiGowProfile(
-            name=name,
-            version=version,
-            description=description,
-            house_way=fields.house_way("house_way"),
-            commission_rate_bp=commission.integer("rate_bp", maximum=10_000),
-            commission_unit_cents=commission.integer("unit_cents", minimum=1),
-        )
-        commission.done()
-    elif game is Game.TRIPOKER:
-        dealer, play = fields.table("dealer"), fields.table("play")
-        profile = TripokerProfile(
-            name=name,
-            version=version,
-            description=description,
-            dealer_qualifier=dealer.cards("qualifies_with", count=3),
-            exposed_dealer_cards=dealer.positions("exposed_cards", count=3),
-            play_multiple=play.integer("multiple_of_ante", minimum=1),
-            fold_forfeits_pair_plus=play.boolean("fold_forfeits_pair_plus"),
-            ante_bonus=fields.paytable("ante_bonus", minimum=1),
-            pair_plus=fields.paytable("pair_plus", minimum=1),
-        )
-        dealer.done()
-        play.done()
-    else:
-        dealer, call = fields.table("dealer"), fields.table("call")
-        prog = fields.table("progressive")
-        profile = HoldemProfile(
-            name=name,
-            version=version,
-            description=description,
-            dealer_qualifier=dealer.cards("qualifies_with", count=5),
-            call_multiple=call.integer("multiple_of_ante", minimum=1),
-            ante_pays=fields.paytable("ante_pays", minimum=1, complete=True),
-            payout_cap_cents=fields.integer("payout_cap_cents", minimum=1),
-            decks=fields.integer("decks", minimum=1),
-            progressive=Progressive(
-                wager_cents=prog.integer("wager_cents", minimum=1),
-                contribution_bp=prog.integer("contribution_bp", maximum=10_000),
-                seed_cents=prog.integer("seed_cents"),
-                meter_pays_bp=prog.paytable("meter_pays_bp", minimum=1, maximum=10_000),
-                fixed_pays_cents=prog.paytable("fixed_pays_cents", minimum=1),
-            ),
-        )
-        dealer.done()
-        call.done()
-        prog.done()
-        overlap = [
-            c.label
-            for c, _ in profile.progressive.meter_pays_bp.lines()
-            if profile.progressive.fixed_pays_cents.get(c) is not None
-        ]
-        if overlap:
-            raise fields.error("progressive", f"{overlap} paid both from the meter and fixed")
+    kind = next((t for t in types if t.game is game), None)
+    if kind is None:
+        expected = " or ".join(repr(t.game.slug) for t in types)
+        raise fields.error("game", f"expected {expected}, got {game_name!r}")
+    profile = kind.from_fields(
+        fields, ProfileHeader(name=name, version=version, description=description)
+    )
     fields.done()
     return profile
 
 
 def parse_house_way(text: str, *, source: str = "<house way>") -> HouseWay:
     """Validate a house way's TOML text."""
-    fields = _Fields(_toml(text, source), source)
+    fields = Fields(_toml(text, source), source)
     full_house = fields.table("full_house")
     pair_at_most = full_house.optional_rank("together_if_pair_at_most")
     low_at_least = full_house.optional_text("together_if_low_at_least")
@@ -288,7 +250,7 @@ def _toml(text: str, source: str) -> dict[str, object]:
         raise ProfileError(f"{source}: not valid TOML: {exc}") from None
 
 
-class _Fields:
+class Fields:
     """Typed, path-aware reads from one TOML table; `done()` refuses fields nobody read."""
 
     def __init__(self, data: Mapping[str, object], source: str, prefix: str = "") -> None:
@@ -296,7 +258,7 @@ class _Fields:
         self._source = source
         self._prefix = prefix
         self._read: set[str] = set()
-        self._tables: dict[str, _Fields] = {}
+        self._tables: dict[str, Fields] = {}
 
     def error(self, key: str, problem: str) -> ProfileError:
         return ProfileError(f"{self._source}: field '{self._prefix}{key}': {problem}")
@@ -314,12 +276,12 @@ class _Fields:
         for table in self._tables.values():
             table.done()
 
-    def table(self, key: str) -> _Fields:
+    def table(self, key: str) -> Fields:
         if key not in self._tables:
             value = self._take(key)
             if not isinstance(value, dict):
                 raise self.error(key, "expected a table")
-            self._tables[key] = _Fields(value, self._source, f"{self._prefix}{key}.")
+            self._tables[key] = Fields(value, self._source, f"{self._prefix}{key}.")
         return self._tables[key]
 
     def integer(self, key: str, *, minimum: int = 0, maximum: int | None = None) -> int:
@@ -418,7 +380,7 @@ class _Fields:
         for i, item in enumerate(value):
             if not isinstance(item, dict):
                 raise self.error(f"{key}[{i}]", "expected a table")
-            row = _Fields(item, self._source, f"{self._prefix}{key}[{i}].")
+            row = Fields(item, self._source, f"{self._prefix}{key}[{i}].")
             together = row.text("together")
             if together == "always":
                 threshold = Band.ALWAYS
@@ -444,9 +406,3 @@ class _Fields:
             return load_house_way(name)
         except ProfileError as exc:
             raise self.error(key, str(exc)) from None
-
-
-def iter_builtin_profiles() -> Iterator[Profile]:
-    """Every built-in profile, loaded and validated."""
-    for name in BUILTIN_PROFILES:
-        yield load_profile(name)

@@ -14,19 +14,18 @@ import click
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from events.models import Decision, Game
+from games.holdem.profile import HoldemProfile
+from games.pai_gow.profile import PaiGowProfile
+from games.profiles import load_profile, parse_profile
 from games.registry import GAMES
+from games.tripoker.profile import TripokerProfile
 from rules.cards import CardError, cards_str, parse_cards
 from rules.profile import (
     BUILTIN_HOUSE_WAYS,
     BUILTIN_PROFILES,
-    HoldemProfile,
-    PaiGowProfile,
     Profile,
     ProfileError,
-    TripokerProfile,
     load_house_way,
-    load_profile,
-    parse_profile,
 )
 from rules.settlement import RoundError, RoundSettlement
 

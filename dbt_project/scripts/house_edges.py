@@ -22,8 +22,10 @@ from typing import Any
 import numpy as np
 
 from games.holdem.odds import progressive_exact
+from games.holdem.profile import HoldemProfile
 from games.odds import game_math
-from rules.profile import BUILTIN_PROFILES, HoldemProfile, Profile, load_profile
+from games.profiles import load_profile
+from rules.profile import BUILTIN_PROFILES, Profile
 from rules.rankings import Category
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"

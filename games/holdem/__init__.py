@@ -2,17 +2,20 @@
 
 rules.py: hands, qualifier, progressive, settlement; round.py: a round's events to the rules
 engine (its procedure checks are table-level: consumers/table_checks.py); simulator.py: a
-simulated table; odds.py: the game math."""
+simulated table; odds.py: the game math; profile.py: its rule
+profile."""
 
 from events.models import Game
 from games.base import GameSpec
 from games.holdem import odds, round
+from games.holdem.profile import HoldemProfile
 from games.holdem.simulator import HoldemTable
 from rules.procedure import TableRules
 
 SPEC = GameSpec(
     game=Game.HOLDEM,
     default_profile="holdem/pe-2007",
+    profile_type=HoldemProfile,
     void_rules=("ALL-5",),
     table_rules=TableRules(
         deck_size=52,

@@ -11,9 +11,10 @@ import numpy as np
 import numpy.typing as npt
 
 from events.models import Decision, Spot
+from games.holdem.profile import HoldemProfile
 from games.holdem.rules import HoldemRound, HoldemSeat, qualifier_strength, settle_holdem
 from games.odds_common import Report, needs_rng, shuffled_decks, summary
-from rules.profile import HoldemProfile, Profile
+from rules.profile import Profile
 from rules.rankings import HOLDEM, Category
 from rules.settlement import Outcome, category_table
 

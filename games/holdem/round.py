@@ -6,9 +6,10 @@ from collections import defaultdict
 
 from events.models import BetPlaced, CommunityDealt, Decision, PlayerDecided, Spot
 from games.base import RoundEvents, cards, dealt, started
+from games.holdem.profile import HoldemProfile
 from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
 from rules.procedure import Finding
-from rules.profile import HoldemProfile, Profile
+from rules.profile import Profile
 from rules.settlement import RoundError, RoundSettlement
 
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from events.models import Decision, Spot
+from games.holdem.profile import HoldemProfile
 from rules.money import BASIS_POINTS, share_cents
-from rules.profile import HoldemProfile
 from rules.rankings import HOLDEM
 from rules.settlement import (
     JackpotEntry,

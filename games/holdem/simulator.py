@@ -9,11 +9,11 @@ from typing import Any
 
 from events import Game
 from events.models import Decision
+from games.holdem.profile import HoldemProfile
 from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
 from games.simulation.faults import Fault
 from games.simulation.stream import Pending, new_pending
 from games.simulation.table import CARD_TEXT, TableSim
-from rules.profile import HoldemProfile, load_profile
 from rules.rankings import HOLDEM, Category
 from rules.settlement import category_table, strengths_with
 
@@ -30,9 +30,7 @@ class HoldemTable(TableSim):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        profile = load_profile("holdem/pe-2007")
-        if not isinstance(profile, HoldemProfile):
-            raise TypeError("holdem/pe-2007 is not a Hold'em profile")
+        profile = HoldemProfile.load("holdem/pe-2007")
         self.profile = profile
         wager = profile.progressive.wager_cents
         self.limits = {"ante": (1_000, 100_000), "progressive": (wager, wager)}

@@ -2,17 +2,19 @@
 
 rules.py: hands, house way, settlement; checks.py: procedure checks on a round's events;
 round.py: a round's events to the rules engine; simulator.py: a simulated table; odds.py: the
-game math."""
+game math; profile.py: its rule profile."""
 
 from events.models import Game
 from games.base import GameSpec
 from games.pai_gow import checks, odds, round
+from games.pai_gow.profile import PaiGowProfile
 from games.pai_gow.simulator import PaiGowTable
 from rules.procedure import TableRules
 
 SPEC = GameSpec(
     game=Game.PAI_GOW,
     default_profile="pai-gow/pe-1999",
+    profile_type=PaiGowProfile,
     void_rules=("PGP-A10e", "ALL-5"),
     table_rules=TableRules(
         deck_size=53,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from events.models import BetPlaced, CardsDealt, DiceRolled, Event, HandSet, Recipient, RoundStarted
 from games.base import RoundEvents, cards
+from games.pai_gow.profile import PaiGowProfile
 from games.pai_gow.round import deal
 from games.pai_gow.rules import (
     DEALER,
@@ -18,7 +19,7 @@ from games.pai_gow.rules import (
 )
 from rules.cards import cards_str
 from rules.procedure import Finding, Severity, finding_at
-from rules.profile import PaiGowProfile, Profile
+from rules.profile import Profile
 from rules.rankings import PAI_GOW_HIGH, PAI_GOW_LOW
 from rules.settlement import RoundError
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from events.models import BetPlaced, CardsDealt, DiceRolled, HandSet, PlayerDecided, Recipient
 from games.base import RoundEvents, cards, started
+from games.pai_gow.profile import PaiGowProfile
 from games.pai_gow.rules import (
     DEALER,
     POSITIONS,
@@ -13,7 +14,7 @@ from games.pai_gow.rules import (
     settle_pai_gow,
 )
 from games.pai_gow.rules import HandSet as PaiGowHand
-from rules.profile import PaiGowProfile, Profile
+from rules.profile import Profile
 from rules.settlement import RoundError, RoundSettlement
 
 

@@ -16,9 +16,10 @@ import numpy as np
 import numpy.typing as npt
 
 from events.models import Spot
+from games.pai_gow.profile import PaiGowProfile
 from rules.cards import JOKER, CardError
 from rules.money import commission_cents
-from rules.profile import Band, HouseWay, PaiGowProfile, load_house_way
+from rules.profile import Band, HouseWay, load_house_way
 from rules.rankings import PAI_GOW_HIGH, PAI_GOW_LOW, Category
 from rules.settlement import (
     Bettor,

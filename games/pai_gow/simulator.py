@@ -11,6 +11,7 @@ from itertools import combinations
 from typing import Any
 
 from events import Game
+from games.pai_gow.profile import PaiGowProfile
 from games.pai_gow.rules import (
     DEALER,
     POSITIONS,
@@ -27,7 +28,6 @@ from games.simulation.faults import FAULTS, Fault
 from games.simulation.stream import Pending, new_pending
 from games.simulation.table import CARD_TEXT, TableSim
 from rules.cards import JOKER
-from rules.profile import PaiGowProfile, load_profile
 
 SERPENTINE = serpentine_deal_order()
 # The wrong-order fault: each group dealt whole before the next (not PGP-A10f).
@@ -70,10 +70,7 @@ class PaiGowTable(TableSim):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        profile = load_profile("pai-gow/pe-1999")
-        if not isinstance(profile, PaiGowProfile):
-            raise TypeError("pai-gow/pe-1999 is not a Pai Gow profile")
-        self.profile = profile
+        self.profile = PaiGowProfile.load("pai-gow/pe-1999")
         self.limits = {"main": (2_000, 200_000)}
         self.verify_before_next = False
         self.die = FAIR_DIE

@@ -2,17 +2,19 @@
 
 rules.py: hands, qualifier, settlement; checks.py: procedure checks on a round's events;
 round.py: a round's events to the rules engine; simulator.py: a simulated table; odds.py: the
-game math."""
+game math; profile.py: its rule profile."""
 
 from events.models import Game
 from games.base import GameSpec
 from games.tripoker import checks, odds, round
+from games.tripoker.profile import TripokerProfile
 from games.tripoker.simulator import TripokerTable
 from rules.procedure import TableRules
 
 SPEC = GameSpec(
     game=Game.TRIPOKER,
     default_profile="tripoker/pe-2005",
+    profile_type=TripokerProfile,
     void_rules=("ALL-5",),
     table_rules=TableRules(
         deck_size=52,

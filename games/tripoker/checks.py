@@ -8,8 +8,9 @@ from collections.abc import Sequence, Set
 
 from events.models import CardsDealt, Event, Recipient
 from games.base import RoundEvents
+from games.tripoker.profile import TripokerProfile
 from rules.procedure import Finding, Severity, finding_at
-from rules.profile import Profile, TripokerProfile
+from rules.profile import Profile
 
 
 def three_card_hands(events: Sequence[Event]) -> list[Finding]:

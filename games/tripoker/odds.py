@@ -13,8 +13,9 @@ import numpy as np
 import numpy.typing as npt
 
 from games.odds_common import Report
+from games.tripoker.profile import TripokerProfile
 from games.tripoker.rules import plays_queen_six_four, qualifier_strength
-from rules.profile import Profile, TripokerProfile
+from rules.profile import Profile
 from rules.rankings import TRIPOKER, Category
 from rules.rankings.tables import family_tables
 

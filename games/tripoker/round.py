@@ -6,8 +6,9 @@ from collections import defaultdict
 
 from events.models import BetPlaced, DealerRevealed, PlayerDecided, Spot
 from games.base import RoundEvents, cards, dealt, started
+from games.tripoker.profile import TripokerProfile
 from games.tripoker.rules import TripokerRound, TripokerSeat, settle_tripoker
-from rules.profile import Profile, TripokerProfile
+from rules.profile import Profile
 from rules.settlement import RoundError, RoundSettlement
 
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from events.models import Decision, Spot
+from games.tripoker.profile import TripokerProfile
 from rules.cards import parse_cards
-from rules.profile import TripokerProfile
 from rules.rankings import TRIPOKER
 from rules.settlement import (
     Outcome,

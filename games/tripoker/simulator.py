@@ -12,8 +12,8 @@ from events.models import Decision
 from games.simulation.faults import Fault
 from games.simulation.stream import Pending, new_pending
 from games.simulation.table import CARD_TEXT, TableSim
+from games.tripoker.profile import TripokerProfile
 from games.tripoker.rules import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
-from rules.profile import TripokerProfile, load_profile
 
 
 class TripokerTable(TableSim):
@@ -26,10 +26,7 @@ class TripokerTable(TableSim):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        profile = load_profile(self.profile_name)
-        if not isinstance(profile, TripokerProfile):
-            raise TypeError(f"{self.profile_name} is not a Tripóker profile")
-        self.profile = profile
+        self.profile = TripokerProfile.load(self.profile_name)
         self.limits = {"ante": (1_000, 100_000), "pair_plus": (1_000, 50_000)}
 
     def header(self) -> Pending:

@@ -14,7 +14,9 @@ from types import ModuleType
 
 import pytest
 
-from rules.profile import HoldemProfile, TripokerProfile, load_profile
+from games.holdem.profile import HoldemProfile
+from games.profiles import load_profile
+from games.tripoker.profile import TripokerProfile
 
 PROJECT = Path(__file__).resolve().parents[2] / "dbt_project"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from events.models import Game
+from games.profiles import load_profile
 from games.registry import GAMES
-from rules.profile import load_profile
 
 
 def test_every_game_of_the_contract_is_registered_under_its_own_name() -> None:
@@ -22,6 +22,14 @@ def test_a_games_default_profile_is_one_of_its_own(game: Game) -> None:
     assert profile.game is game
     assert spec.default_profile.startswith(f"{game.slug}/")
     assert spec.simulator.__module__ == f"games.{game.value}.simulator"
+
+
+@pytest.mark.parametrize("game", list(Game))
+def test_a_games_profile_type_is_its_own(game: Game) -> None:
+    profile_type = GAMES[game].profile_type
+    assert profile_type.game is game
+    assert profile_type.__module__ == f"games.{game.value}.profile"
+    assert type(load_profile(GAMES[game].default_profile)) is profile_type
 
 
 def test_deck_sizes_and_jokers_are_the_pages() -> None:
@@ -41,6 +49,8 @@ def test_every_article_a_spec_names_is_one_of_the_regulation(game: Game) -> None
     spec = GAMES[game]
     t = spec.table_rules
     named = {t.deck_count, t.shuffle, t.cut, t.joker, t.one_zone, t.payment, *spec.void_rules}
+    if t.bets_close is not None:
+        named.add(t.bets_close)
     assert named <= known, named - known
 
 
@@ -52,3 +62,14 @@ def test_slugs_round_trip_and_refuse_what_is_no_game() -> None:
         Game.from_slug("pai_gow")  # the wire name is not a slug
     with pytest.raises(ValueError, match="unknown game"):
         Game.from_slug("baccarat")
+
+
+def test_the_games_seed_names_every_registered_game_with_its_default_profile() -> None:
+    # The marts check game codes against this seed (relationships tests), not lists of their own.
+    import csv
+    from pathlib import Path
+
+    seed = Path(__file__).parents[2] / "dbt_project" / "seeds" / "games.csv"
+    with seed.open(newline="", encoding="utf-8") as f:
+        rows = {row["game"]: row["default_profile"] for row in csv.DictReader(f)}
+    assert rows == {game.value: spec.default_profile for game, spec in GAMES.items()}

@@ -31,14 +31,17 @@ from events.models import (
     RoundStarted,
     ShuffleCompleted,
 )
+from games.holdem.profile import HoldemProfile
 from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
+from games.pai_gow.profile import PaiGowProfile
 from games.pai_gow.rules import HandSet as RulesHandSet
 from games.pai_gow.rules import PaiGowRound, PaiGowSeat, house_way, settle_pai_gow
+from games.profiles import load_profile
 from games.simulation.table import recorded_payout
+from games.tripoker.profile import TripokerProfile
 from games.tripoker.rules import TripokerRound, TripokerSeat, settle_tripoker
 from producers.simulator import Message
 from rules.cards import JOKER, parse_card
-from rules.profile import HoldemProfile, PaiGowProfile, TripokerProfile, load_profile
 from rules.settlement import RoundError
 
 Finding = tuple[str, str]  # (rule_id, event_id)

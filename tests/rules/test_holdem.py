@@ -8,9 +8,10 @@ import dataclasses
 import pytest
 
 from events.models import Decision, Spot
+from games.holdem.profile import HoldemProfile
 from games.holdem.rules import HoldemRound, HoldemSeat, calls_simple_strategy, settle_holdem
+from games.profiles import load_profile
 from rules.cards import parse_cards
-from rules.profile import HoldemProfile, load_profile
 from rules.settlement import (
     LedgerKind,
     Outcome,

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from games.holdem.odds import progressive_exact
+from games.holdem.profile import HoldemProfile
 from games.odds import game_math
-from rules.profile import HoldemProfile, load_profile
+from games.profiles import load_profile
 
 STANDARD = game_math(load_profile("tripoker/standard"), rng=None, rounds=0)
 PE_2005 = game_math(load_profile("tripoker/pe-2005"), rng=None, rounds=0)

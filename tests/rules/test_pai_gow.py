@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+from games.pai_gow.profile import PaiGowProfile
 from games.pai_gow.rules import (
     DEALER,
     HandSet,
@@ -19,9 +20,10 @@ from games.pai_gow.rules import (
     serpentine_deal_order,
     settle_pai_gow,
 )
+from games.profiles import load_profile
 from rules.cards import parse_cards
 from rules.money import commission_cents
-from rules.profile import PaiGowProfile, load_house_way, load_profile
+from rules.profile import load_house_way
 from rules.settlement import Bettor, Outcome, RoundError, Settlement
 
 PROFILE = load_profile("pai-gow/pe-1999")

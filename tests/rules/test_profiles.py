@@ -7,19 +7,18 @@ from importlib import resources
 
 import pytest
 
+from games.holdem.profile import HoldemProfile
+from games.pai_gow.profile import PaiGowProfile
+from games.profiles import load_profile, parse_profile
+from games.tripoker.profile import TripokerProfile
 from rules.cards import parse_cards
 from rules.profile import (
     BUILTIN_HOUSE_WAYS,
     BUILTIN_PROFILES,
     Band,
-    HoldemProfile,
-    PaiGowProfile,
     ProfileError,
-    TripokerProfile,
     load_house_way,
-    load_profile,
     parse_house_way,
-    parse_profile,
 )
 from rules.rankings import Category
 
@@ -143,6 +142,22 @@ def test_a_profile_that_is_not_toml_is_refused() -> None:
 def test_an_unknown_builtin_is_refused_with_the_list() -> None:
     with pytest.raises(ProfileError, match="tripoker/pe-2005"):
         load_profile("tripoker/vegas")
+
+
+def test_the_builtins_are_the_profile_files_shipped_sorted_without_the_house_ways() -> None:
+    released = {"holdem/pe-2007", "pai-gow/pe-1999", "tripoker/pe-2005", "tripoker/standard"}
+    assert released <= set(BUILTIN_PROFILES)
+    assert list(BUILTIN_PROFILES) == sorted(BUILTIN_PROFILES)
+    assert not any(name.startswith("house-ways/") for name in BUILTIN_PROFILES)
+
+
+def test_a_games_profile_type_loads_only_its_own_games_profiles() -> None:
+    assert TripokerProfile.load("tripoker/standard") == load_profile("tripoker/standard")
+    assert HoldemProfile.load("holdem/pe-2007") == load_profile("holdem/pe-2007")
+    with pytest.raises(ProfileError, match="field 'game': expected 'tripoker', got 'holdem'"):
+        TripokerProfile.load("holdem/pe-2007")
+    with pytest.raises(ProfileError, match="unknown profile 'pai-gow/vegas'"):
+        PaiGowProfile.load("pai-gow/vegas")
 
 
 FOXWOODS = resources.files("rules").joinpath("profiles", "house-ways", "foxwoods.toml").read_text()

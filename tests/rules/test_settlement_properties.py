@@ -20,10 +20,13 @@ import games.pai_gow.rules
 import games.tripoker.rules
 import rules.money
 from events.models import Decision, Spot
+from games.holdem.profile import HoldemProfile
 from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
+from games.pai_gow.profile import PaiGowProfile
 from games.pai_gow.rules import SEATS, HandSet, PaiGowRound, PaiGowSeat, house_way, settle_pai_gow
+from games.profiles import load_profile
+from games.tripoker.profile import TripokerProfile
 from games.tripoker.rules import TripokerRound, TripokerSeat, settle_tripoker
-from rules.profile import HoldemProfile, PaiGowProfile, TripokerProfile, load_profile
 from rules.rankings import HOLDEM as HOLDEM_SYSTEM
 from rules.rankings import PAI_GOW_HIGH, PAI_GOW_LOW
 from rules.rankings import TRIPOKER as TRIPOKER_SYSTEM

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from events.models import Decision, Spot
+from games.profiles import load_profile
+from games.tripoker.profile import TripokerProfile
 from games.tripoker.rules import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
 from rules.cards import parse_cards
-from rules.profile import TripokerProfile, load_profile
 from rules.settlement import Outcome, RoundError, Settlement
 
 PE = load_profile("tripoker/pe-2005")
