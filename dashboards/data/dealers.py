@@ -46,7 +46,7 @@ def dealer_scorecards(f: Filters) -> pd.DataFrame:
                    sum(band_handle_cents)::BIGINT AS band_handle_cents,
                    sum(band_observed_cents)::BIGINT AS band_observed_cents,
                    sum(band_expected_cents)::DOUBLE AS band_expected_cents,
-                   sqrt(sum(band_variance_cents2)) AS sd_cents
+                   sqrt(sum(band_variance_cents2)::DOUBLE) AS sd_cents
             FROM agg_revenue_hourly WHERE {where}
             GROUP BY dealer_id
         )

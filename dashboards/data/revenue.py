@@ -85,7 +85,7 @@ def revenue_sets(f: Filters, bys: Sequence[Breakdown]) -> dict[Breakdown, pd.Dat
             SELECT {names}, grouping({names}) AS level, {_SUMS},
                    sum(band_observed_cents)::BIGINT AS band_observed_cents,
                    sum(band_expected_cents)::DOUBLE AS band_expected_cents,
-                   sqrt(sum(band_variance_cents2)) AS sd_cents
+                   sqrt(sum(band_variance_cents2)::DOUBLE) AS sd_cents
             FROM (SELECT {_keys(sets, 0)}, * FROM agg_revenue_hourly WHERE {where})
             GROUP BY {_grouping(sets)}
         ),

@@ -26,8 +26,10 @@ positions as (
         sum(p.wager_cents) filter (where p.wager_cents > 0) as band_handle_cents,
         sum(p.house_result_cents) filter (where p.wager_cents > 0) as band_observed_cents,
         sum(p.theoretical_win_cents) filter (where p.wager_cents > 0) as band_expected_cents,
-        sum(p.wager_cents::double * p.wager_cents * d.result_variance_per_unit)
-            filter (where p.wager_cents > 0) as band_variance_cents2
+        -- each term rounded to a decimal, so the sums are exact whatever order a build adds
+        -- them in (a double sum differed in its last digits from build to build)
+        sum((p.wager_cents::double * p.wager_cents * d.result_variance_per_unit)
+            ::decimal(38, 6)) filter (where p.wager_cents > 0) as band_variance_cents2
     from {{ ref('fct_positions') }} as p
     left join {{ ref('stat_profile_dispersion') }} as d
         using (profile, profile_version, spot_mix)
@@ -52,7 +54,7 @@ cells as (
         sum(p.band_handle_cents)::bigint as band_handle_cents,
         sum(p.band_observed_cents)::bigint as band_observed_cents,
         sum(p.band_expected_cents)::decimal(20, 6) as band_expected_cents,
-        sum(p.band_variance_cents2) as band_variance_cents2
+        sum(p.band_variance_cents2)::decimal(38, 6) as band_variance_cents2
     from rounds as r
     left join positions as p on p.round_id = r.round_id
     group by
