@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from consumers.state import TableState
-from events.models import DeckCounted, Event, Game, RoundStarted
+from events.models import DeckCounted, Event, RoundStarted
 from games.registry import GAMES
 from rules.procedure import Finding, Severity, finding_at, jokers_left_in_play
 
@@ -69,15 +69,17 @@ def shuffled_and_cut(state: TableState, event: RoundStarted) -> list[Finding]:
 
 
 def deck_ready(state: TableState, event: RoundStarted) -> list[Finding]:
-    """PGP-A7c: at Pai Gow, the cards are counted and washed after a new deck or dealer; ALL-3:
-    at the other games, the round's deck was counted."""
-    if event.game is Game.PAI_GOW:
+    """PGP-A7c: where the page says so (Pai Gow), the cards are counted and washed after a new
+    deck or dealer; ALL-3: at the other games, the round's deck was counted."""
+    rules = GAMES[event.game].table_rules
+    rule = rules.count_and_wash
+    if rule is not None:
         if not (state.needs_count or state.needs_wash):
             return []
         return [
             finding_at(
                 event,
-                "PGP-A7c",
+                rule,
                 "count_and_wash",
                 Severity.MAJOR,
                 counted=not state.needs_count,
@@ -86,16 +88,18 @@ def deck_ready(state: TableState, event: RoundStarted) -> list[Finding]:
         ]
     if state.decks.get(event.deck_id, [0, 0, 0])[2]:
         return []
-    return [finding_at(event, "ALL-3", "deck_verified", Severity.MAJOR, deck_id=event.deck_id)]
+    return [
+        finding_at(event, rules.deck_count, "deck_verified", Severity.MAJOR, deck_id=event.deck_id)
+    ]
 
 
 def alternating_decks(state: TableState, event: RoundStarted) -> list[Finding]:
-    """THP-A2d: Hold'em alternates two decks, never dealing two rounds in a row from one."""
-    if event.game is not Game.HOLDEM or state.last_round_deck != event.deck_id:
+    """THP-A2d: where the page says so (Hold'em), two decks alternate, never dealing two rounds
+    in a row from one."""
+    rule = GAMES[event.game].table_rules.alternate_decks
+    if rule is None or state.last_round_deck != event.deck_id:
         return []
-    return [
-        finding_at(event, "THP-A2d", "alternating_decks", Severity.MAJOR, deck_id=event.deck_id)
-    ]
+    return [finding_at(event, rule, "alternating_decks", Severity.MAJOR, deck_id=event.deck_id)]
 
 
 CHECKS: dict[type[Event], Sequence[Check]] = {

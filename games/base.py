@@ -4,7 +4,7 @@ the games' round adapters share: a round's events grouped by type, its cards, it
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -69,8 +69,9 @@ class GameSpec:
     # The game math of a profile (`games.odds.game_math` completes it): the house edge of every
     # wager; a simulated game draws `rounds` rounds from the generator, which it cannot do without.
     odds: Callable[[Profile, np.random.Generator | None, int], Report]
-    # The house edge each bet spot carries, from such a report's wagers (theoretical win, DEF-ACC2).
-    edges_by_spot: Callable[[Report], dict[str, float]]
+    # The report's wager whose house edge each bet spot carries (theoretical win, DEF-ACC2); None
+    # for a bet decided with another and already inside its edge (it carries 0).
+    spot_wagers: Mapping[str, str | None]
 
 
 def started(kinds: RoundEvents) -> RoundStarted:

@@ -3,8 +3,8 @@
 Each game's math is in its folder (`games/<game>/odds.py`, its `GameSpec.odds`): Tripóker and the
 Hold'em progressive exactly by enumeration; Pai Gow and the Hold'em base game by simulation
 through the settlement engine itself, with the randomness passed in by the caller; and the
-edge each bet spot carries (its `GameSpec.edges_by_spot`). Here, what every report carries: the
-edges per bet spot and the flags of negative house edges.
+wager whose edge each bet spot carries (its `GameSpec.spot_wagers`). Here, what every report
+carries: the edges per bet spot and the flags of negative house edges.
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ def game_math(profile: Profile, *, rng: np.random.Generator | None, rounds: int)
 
 def house_edge_by_spot(report: Report) -> dict[str, float]:
     """Edges per unit wagered on each bet spot, for theoretical win (DEF-ACC2: Σ wager × edge),
-    from the report's wagers by the game's `GameSpec.edges_by_spot`.
+    from the report's wagers by the game's `GameSpec.spot_wagers`.
 
     The bets decided with the ante (play, call, ante bonus) are already in the ante's edge (which
     is per ante), so they carry 0."""
-    return GAMES[Game.from_slug(report["game"])].edges_by_spot(report)
+    wagers = report["wagers"]
+    spots = GAMES[Game.from_slug(report["game"])].spot_wagers
+    return {spot: wagers[w]["house_edge"] if w else 0.0 for spot, w in spots.items()}

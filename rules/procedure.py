@@ -69,6 +69,11 @@ class TableRules:
     # A bet placed after bets_closed, where the game's page closes betting (Pai Gow: when the
     # dice are shaken); None where it states no such moment.
     bets_close: str | None = None
+    # Where the page has the cards counted and washed after a new deck or dealer before play
+    # (Pai Gow); None: the round's deck must have been counted (`deck_count`'s article).
+    count_and_wash: str | None = None
+    # Where the page alternates two decks, never two rounds in a row from one (Hold'em).
+    alternate_decks: str | None = None
 
 
 def jokers_left_in_play(rules: TableRules, jokers_in_box: int) -> int:

@@ -9,7 +9,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
@@ -49,6 +49,19 @@ def _start(value: str | None) -> datetime | None:
     return start
 
 
+def _tables_of_each_game(command: Callable[..., None]) -> Callable[..., None]:
+    """`--<game> N` for every game of the contract (`--pai-gow`, `--tripoker`, `--holdem`)."""
+    for game in reversed(Game):
+        command = click.option(
+            f"--{game.slug}",
+            game.value,
+            type=click.IntRange(0, 99),
+            default=None,
+            help=f"Tables of {game.slug} (overrides --tables-per-game).",
+        )(command)
+    return command
+
+
 @click.command()
 @click.option(
     "--tables-per-game",
@@ -57,25 +70,7 @@ def _start(value: str | None) -> datetime | None:
     show_default=True,
     help="Tables of each game.",
 )
-@click.option(
-    "--pai-gow",
-    "pai_gow",
-    type=click.IntRange(0, 99),
-    default=None,
-    help="Pai Gow tables (overrides --tables-per-game).",
-)
-@click.option(
-    "--tripoker",
-    type=click.IntRange(0, 99),
-    default=None,
-    help="Tripóker tables (overrides --tables-per-game).",
-)
-@click.option(
-    "--holdem",
-    type=click.IntRange(0, 99),
-    default=None,
-    help="Hold'em tables (overrides --tables-per-game).",
-)
+@_tables_of_each_game
 @click.option(
     "--hours",
     type=click.FloatRange(min=0, min_open=True),
@@ -134,9 +129,6 @@ def _start(value: str | None) -> datetime | None:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def simulate(
     tables_per_game: int,
-    pai_gow: int | None,
-    tripoker: int | None,
-    holdem: int | None,
     hours: float,
     seed: int,
     faults_text: str,
@@ -147,6 +139,7 @@ def simulate(
     partitions: int | None,
     truth: Path | None,
     quiet: bool,
+    **tables: int | None,
 ) -> None:
     """Simulate a casino night: tables of each game playing by the regulations, with faults.
 
@@ -165,11 +158,10 @@ def simulate(
         rates = parse_faults(faults_text)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--faults") from None
-    counts = {
-        Game.PAI_GOW: tables_per_game if pai_gow is None else pai_gow,
-        Game.TRIPOKER: tables_per_game if tripoker is None else tripoker,
-        Game.HOLDEM: tables_per_game if holdem is None else holdem,
-    }
+    counts: dict[Game, int] = {}
+    for game in Game:
+        chosen = tables[game.value]
+        counts[game] = tables_per_game if chosen is None else chosen
     if not any(counts.values()):
         raise click.UsageError("no tables to simulate")
     from infra.config import get_settings

@@ -25,6 +25,7 @@ from games.holdem.odds import progressive_exact
 from games.holdem.profile import HoldemProfile
 from games.odds import game_math
 from games.profiles import load_profile
+from games.registry import GAMES
 from rules.profile import BUILTIN_PROFILES, Profile
 from rules.rankings import Category
 
@@ -52,28 +53,21 @@ PAYTABLE_COLUMNS = (
 )
 
 
-# The wager of games.odds whose edge and strategy a spot's edge comes from (by game); spots
-# missing here are decided with the ante and carry 0 (games.odds.house_edge_by_spot).
-SOURCES = {
-    "tripoker": {"ante": "ante_play", "pair_plus": "pair_plus"},
-    "holdem": {"ante": "ante_call", "progressive": "progressive"},
-    "pai-gow": {"main": "main"},
-}
-
-
 def edge_rows(profile: Profile, *, rounds: int = SIMULATION_ROUNDS) -> list[dict[str, Any]]:
     """One row per bet spot of the profile: the house edge theoretical win multiplies by
     (`house_edge_by_spot` of games.odds), the strategy it assumes and how it was computed."""
     report = game_math(profile, rng=np.random.default_rng(SIMULATION_SEED), rounds=rounds)
     wagers = report["wagers"]
-    sources = SOURCES[profile.game.slug]
+    # the wager whose edge and strategy a spot's edge comes from (None: decided with the ante)
+    sources = GAMES[profile.game].spot_wagers
     best = min(
         (w["house_edge"] for name, w in wagers.items() if name.startswith("ante_play")),
         default=None,
     )
     rows = []
     for spot, edge in sorted(report["house_edge_by_spot"].items()):
-        wager = wagers.get(sources.get(spot, ""))
+        source = sources.get(spot)
+        wager = wagers.get(source) if source else None
         if wager is None:
             unit = "0: decided with the ante, inside the ante's edge"
             strategy, method = "", "by construction (games.odds.house_edge_by_spot)"

@@ -26,10 +26,11 @@ SPEC = GameSpec(
         joker="THP-A5",
         one_zone="ALL-2",
         payment="DEF-THP2",
+        alternate_decks="THP-A2d",
     ),
     checks=round.round_checks,
     settle=round.settle,
     simulator=HoldemTable,
     odds=odds.game_math,
-    edges_by_spot=odds.edges_by_spot,
+    spot_wagers=odds.SPOT_WAGERS,
 )

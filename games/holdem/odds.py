@@ -31,15 +31,13 @@ def game_math(profile: Profile, rng: np.random.Generator | None, rounds: int) ->
     return holdem_math(profile, rng=needs_rng(profile, rng), rounds=rounds)
 
 
-def edges_by_spot(report: Report) -> dict[str, float]:
-    """The game's `GameSpec.edges_by_spot`: per ante for the ante, the call inside it (decided
-    with the ante, it carries 0); the progressive its edge at the seed meter."""
-    wagers = report["wagers"]
-    return {
-        "ante": wagers["ante_call"]["house_edge"],
-        "call": 0.0,
-        "progressive": wagers["progressive"]["house_edge"],
-    }
+# The game's `GameSpec.spot_wagers`: the ante its edge per ante, the call inside it (decided with
+# the ante, None: it carries 0); the progressive its edge at the seed meter.
+SPOT_WAGERS: dict[str, str | None] = {
+    "ante": "ante_call",
+    "call": None,
+    "progressive": "progressive",
+}
 
 
 def progressive_exact(profile: HoldemProfile, meter_cents: int | None = None) -> Report:

@@ -26,10 +26,11 @@ SPEC = GameSpec(
         one_zone="PGP-A9a",
         payment="PGP-A17c",
         bets_close="PGP-A9c",
+        count_and_wash="PGP-A7c",
     ),
     checks=checks.round_checks,
     settle=round.settle,
     simulator=PaiGowTable,
     odds=odds.game_math,
-    edges_by_spot=odds.edges_by_spot,
+    spot_wagers=odds.SPOT_WAGERS,
 )

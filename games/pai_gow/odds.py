@@ -29,9 +29,8 @@ def game_math(profile: Profile, rng: np.random.Generator | None, rounds: int) ->
     return pai_gow_simulation(profile, rng=needs_rng(profile, rng), rounds=rounds)
 
 
-def edges_by_spot(report: Report) -> dict[str, float]:
-    """The game's `GameSpec.edges_by_spot`: the one bet."""
-    return {"main": report["wagers"]["main"]["house_edge"]}
+# The game's `GameSpec.spot_wagers`: the one bet.
+SPOT_WAGERS: dict[str, str | None] = {"main": "main"}
 
 
 def pai_gow_simulation(profile: PaiGowProfile, *, rng: np.random.Generator, rounds: int) -> Report:

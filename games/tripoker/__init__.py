@@ -30,5 +30,5 @@ SPEC = GameSpec(
     settle=round.settle,
     simulator=TripokerTable,
     odds=odds.game_math,
-    edges_by_spot=odds.edges_by_spot,
+    spot_wagers=odds.SPOT_WAGERS,
 )

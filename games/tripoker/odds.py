@@ -35,16 +35,15 @@ def game_math(profile: Profile, rng: np.random.Generator | None, rounds: int) ->
     return tripoker_exact(profile)
 
 
-def edges_by_spot(report: Report) -> dict[str, float]:
-    """The game's `GameSpec.edges_by_spot`: per ante for the ante, by the queen-6-4 player, the
-    play and ante bonus inside it (decided with the ante, they carry 0)."""
-    wagers = report["wagers"]
-    return {
-        "ante": wagers["ante_play"]["house_edge"],
-        "play": 0.0,
-        "ante_bonus": 0.0,
-        "pair_plus": wagers["pair_plus"]["house_edge"],
-    }
+# The game's `GameSpec.spot_wagers`: the report's wager whose edge each bet spot carries: the
+# ante its edge per ante by the queen-6-4 player; the play and ante bonus, decided with the ante,
+# are inside it (None: they carry 0).
+SPOT_WAGERS: dict[str, str | None] = {
+    "ante": "ante_play",
+    "play": None,
+    "ante_bonus": None,
+    "pair_plus": "pair_plus",
+}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -49,8 +49,7 @@ def test_every_article_a_spec_names_is_one_of_the_regulation(game: Game) -> None
     spec = GAMES[game]
     t = spec.table_rules
     named = {t.deck_count, t.shuffle, t.cut, t.joker, t.one_zone, t.payment, *spec.void_rules}
-    if t.bets_close is not None:
-        named.add(t.bets_close)
+    named |= {rule for rule in (t.bets_close, t.count_and_wash, t.alternate_decks) if rule}
     assert named <= known, named - known
 
 

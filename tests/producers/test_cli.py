@@ -40,6 +40,21 @@ def test_simulate_writes_the_messages_and_the_truth_log(tmp_path: Path) -> None:
     assert lines == [m.value for m in same]
 
 
+def test_a_games_own_option_overrides_the_tables_per_game(tmp_path: Path) -> None:
+    out = tmp_path / "night.jsonl"
+    args = ["simulate", "--tables-per-game", "2", "--tripoker", "0", "--holdem", "1"]
+    result = CliRunner().invoke(
+        main, [*args, "--hours", "0.5", "--faults", "none", "--quiet", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["tables"] == 3
+    games: dict[str, set[str]] = {}
+    for line in out.read_bytes().splitlines():
+        event = parse_event(line)
+        games.setdefault(event.game.value, set()).add(event.table_id)
+    assert {game: len(tables) for game, tables in games.items()} == {"pai_gow": 2, "holdem": 1}
+
+
 def test_bad_input_exits_2_with_a_clear_message(tmp_path: Path) -> None:
     runner = CliRunner()
     out = str(tmp_path / "x.jsonl")
