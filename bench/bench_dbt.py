@@ -43,7 +43,8 @@ QUERIES: dict[str, str] = {
     "dealer scorecard of the day": """
         SELECT dealer_id, rounds, rounds_per_hour, error_rate, payout_accuracy, void_rate,
                house_way_compliance
-        FROM agg_dealer_scorecard_daily WHERE gaming_date = ? ORDER BY error_rate DESC, dealer_id""",
+        FROM agg_dealer_scorecard_daily WHERE gaming_date = ?
+        ORDER BY error_rate DESC, dealer_id""",
     "violations by rule, last 7 days": """
         SELECT rule_id, severity, sum(violations) AS violations
         FROM agg_violations WHERE gaming_date > ?::DATE - 7
