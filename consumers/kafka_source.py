@@ -135,7 +135,8 @@ class KafkaSource:
             self.pipeline.sink.bind(self._stream(), adopt=self.options.adopt)
             self._bound = True
         self.pipeline.reload_states()  # also waits for the commit in flight
-        self._drop_reading({tp.partition for tp in partitions})  # read again from the lake's
+        # what the batch being read holds of these is read again, from the lake's offsets
+        self._drop_reading({tp.partition for tp in partitions})
         stored = self.pipeline.sink.load_offsets(self.options.topic)
         for tp in partitions:
             tp.offset = stored.get(tp.partition, OFFSET_BEGINNING)

@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from pydantic import BaseModel, ConfigDict
+
 from events.models import CardsDealt, Event, Game, Recipient, RoundStarted
 from rules.cards import CANONICAL
 from rules.procedure import Finding, TableRules
@@ -72,6 +74,16 @@ class GameSpec:
     # The report's wager whose house edge each bet spot carries (theoretical win, DEF-ACC2); None
     # for a bet decided with another and already inside its edge (it carries 0).
     spot_wagers: Mapping[str, str | None]
+    # `croupier settle`: a round record as JSON (the game's `record.py`) to the engine, settled;
+    # the third argument is the table's meter before the round (None: the profile's seed).
+    settle_record: Callable[[Mapping[str, Any], Profile, int | None], RoundSettlement]
+
+
+class RecordModel(BaseModel):
+    """A round record as `croupier settle` reads it: no unknown field, cards as strings
+    (`As`, `Td`, `Jk`), money integer céntimos."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def started(kinds: RoundEvents) -> RoundStarted:

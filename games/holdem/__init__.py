@@ -1,13 +1,13 @@
 """Progressive Texas Hold'em against the house (Casino Hold'em with a jackpot): THP articles.
 
 rules.py: hands, qualifier, progressive, settlement; round.py: a round's events to the rules
-engine (its procedure checks are table-level: consumers/table_checks.py); simulator.py: a
-simulated table; odds.py: the game math; profile.py: its rule
-profile."""
+engine (its procedure checks are table-level: consumers/table_checks.py); record.py: a round
+record as JSON (`croupier settle`) to it; simulator.py: a simulated table; odds.py: the game
+math; profile.py: its rule profile."""
 
 from events.models import Game
 from games.base import GameSpec
-from games.holdem import odds, round
+from games.holdem import odds, record, round
 from games.holdem.profile import HoldemProfile
 from games.holdem.simulator import HoldemTable
 from rules.procedure import TableRules
@@ -33,4 +33,5 @@ SPEC = GameSpec(
     simulator=HoldemTable,
     odds=odds.game_math,
     spot_wagers=odds.SPOT_WAGERS,
+    settle_record=record.settle_record,
 )

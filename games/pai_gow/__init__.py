@@ -1,12 +1,13 @@
 """Pai Gow Poker (53 cards, joker, 7x7 deal with dice): Peru's PGP articles.
 
 rules.py: hands, house way, settlement; checks.py: procedure checks on a round's events;
-round.py: a round's events to the rules engine; simulator.py: a simulated table; odds.py: the
-game math; profile.py: its rule profile."""
+round.py: a round's events to the rules engine; record.py: a round record as JSON (`croupier
+settle`) to it; simulator.py: a simulated table; odds.py: the game math; profile.py: its rule
+profile."""
 
 from events.models import Game
 from games.base import GameSpec
-from games.pai_gow import checks, odds, round
+from games.pai_gow import checks, odds, record, round
 from games.pai_gow.profile import PaiGowProfile
 from games.pai_gow.simulator import PaiGowTable
 from rules.procedure import TableRules
@@ -33,4 +34,5 @@ SPEC = GameSpec(
     simulator=PaiGowTable,
     odds=odds.game_math,
     spot_wagers=odds.SPOT_WAGERS,
+    settle_record=record.settle_record,
 )

@@ -1,12 +1,13 @@
 """Tripóker (Three Card Poker): Peru's TCP articles.
 
 rules.py: hands, qualifier, settlement; checks.py: procedure checks on a round's events;
-round.py: a round's events to the rules engine; simulator.py: a simulated table; odds.py: the
-game math; profile.py: its rule profile."""
+round.py: a round's events to the rules engine; record.py: a round record as JSON (`croupier
+settle`) to it; simulator.py: a simulated table; odds.py: the game math; profile.py: its rule
+profile."""
 
 from events.models import Game
 from games.base import GameSpec
-from games.tripoker import checks, odds, round
+from games.tripoker import checks, odds, record, round
 from games.tripoker.profile import TripokerProfile
 from games.tripoker.simulator import TripokerTable
 from rules.procedure import TableRules
@@ -31,4 +32,5 @@ SPEC = GameSpec(
     simulator=TripokerTable,
     odds=odds.game_math,
     spot_wagers=odds.SPOT_WAGERS,
+    settle_record=record.settle_record,
 )
