@@ -37,9 +37,14 @@ SMALL = (1, 5)
 # retention shorter than its queries); the final pass at rest expires everything.
 CONCURRENT_RETENTION = timedelta(seconds=20)
 # File grace while readers and the consumer run: longer than any of their queries and than a
-# batch's write-to-commit, as the setting lake_file_grace must be. 1 s was not, on a loaded CI
-# machine: a reader's query outlived it and met a merged-away file already deleted.
-CONCURRENT_GRACE = timedelta(seconds=5)
+# batch's write-to-commit, as the setting lake_file_grace must be (default 10 minutes). 1 s was
+# not, on a loaded CI machine: a reader's query outlived it and met a merged-away file already
+# deleted; nor was 5 s: a batch's Parquet file waited longer than that for the catalog's lock
+# (held by a pass), the other pass deleted it as an orphan, and the commit then referenced it.
+CONCURRENT_GRACE = timedelta(seconds=30)
+# After the second third, readers and passes go on until a pass has deleted files (the merged-
+# away ones, once `CONCURRENT_GRACE` old), at most this long.
+DELETIONS_WITHIN_S = 120.0
 
 
 def _messages(count: int | None = None) -> list[RawMessage]:
@@ -180,6 +185,13 @@ def test_maintenance_under_traffic_bounds_files_and_keeps_everything(
         thread.start()
     try:
         commits += _consume(pipeline, second, rng, SMALL)
+        deadline = time.monotonic() + DELETIONS_WITHIN_S
+        while (
+            not errors
+            and sum(r.obsolete_files_deleted for r in reports) == 0
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.5)
     finally:
         stop.set()
         for thread in threads:
