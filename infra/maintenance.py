@@ -18,6 +18,12 @@ in this order, each step its own short commit (readers and the consumer go on me
    whose mtime is at least `grace` old, so a file a live writer is about to commit is never
    touched (`ducklake_delete_orphaned_files`).
 
+Ages count back from the pass's start, not from the step: a writer whose commit waits for the
+catalog's lock while this pass's steps hold it, or a reader whose query began before a merge,
+keeps its files for `grace` beyond the pass however long the pass takes (under load one pass
+took 57 s, and a batch's file written before it aged past a 30 s grace while its commit waited:
+deleted as an orphan, then referenced). `grace` 0 means nobody reads or writes: then now.
+
 The consumer's id indexes (`<lake>/event_index`, `round_index`, `event_index-1`, ...) record
 in their manifests the snapshot `watermark` they cover; on restart they read the rows committed
 after it. Expiry keeps the lowest watermark of every index directory in the lake folder and all
@@ -191,6 +197,8 @@ def _maintain(
     retry_for_s: float,
 ) -> MaintenanceReport:
     started = time.monotonic()
+    # files must be `grace` old at the pass's start (see the module's docstring)
+    since = datetime.now(UTC) - grace
     report = MaintenanceReport(lake=str(lake.root))
     report.before = data_files(lake)
     meta = f'"__ducklake_metadata_{alias}"'
@@ -223,17 +231,18 @@ def _maintain(
         ).fetchall()
         return int(rows[0][0])
 
-    def cleanup(older_than: timedelta) -> None:
+    def cleanup() -> None:
         # Not `ducklake_cleanup_old_files(older_than => ...)`: on a SQLite catalog it compares
         # the times as text and deleted files scheduled a second before (DuckLake 1.0). The
         # same work by age, read with typed times: the catalog rows of the files scheduled
-        # `older_than` ago go first (one statement), then the files; a crash in between leaves
+        # before `since` go first (one statement), then the files; a crash in between leaves
         # only unreferenced files, which the orphan step deletes once they are `grace` old.
         scheduled = f"{meta}.ducklake_files_scheduled_for_deletion"
+        cutoff = datetime.now(UTC) if grace <= timedelta(0) else since
         old = con.execute(
             f"SELECT data_file_id, path, path_is_relative FROM {scheduled} "
-            "WHERE CAST(schedule_start AS TIMESTAMPTZ) <= now() - to_microseconds(?)",
-            [int(older_than.total_seconds() * 1e6)],
+            "WHERE CAST(schedule_start AS TIMESTAMPTZ) <= ?",
+            [cutoff],
         ).fetchall()
         if old:
             (root,) = con.execute(
@@ -251,7 +260,7 @@ def _maintain(
         report.obsolete_files_deferred = int(left[0][0])
 
     def orphans() -> int:
-        cutoff = datetime.now(UTC) - grace
+        cutoff = datetime.now(UTC) if grace <= timedelta(0) else since
         return len(
             con.execute(
                 f"CALL ducklake_delete_orphaned_files('{name}', older_than => ?)", [cutoff]
@@ -268,7 +277,7 @@ def _maintain(
         return report
 
     report.live_files_before = live_files()
-    run("cleanup_old_files", lambda: cleanup(grace))
+    run("cleanup_old_files", cleanup)
 
     flushed = run(
         "flush_inlined_data",
@@ -313,7 +322,7 @@ def _maintain(
         return expired
 
     report.snapshots_expired = run("expire_snapshots", expire)
-    run("cleanup_old_files", lambda: cleanup(grace))
+    run("cleanup_old_files", cleanup)
 
     report.orphaned_files_deleted = run("delete_orphaned_files", orphans)
     return finish()
