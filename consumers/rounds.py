@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from events.models import (
@@ -21,12 +20,12 @@ from events.models import (
     RoundVoided,
 )
 from games.base import RoundEvents
-from games.profiles import load_profile as _load_profile
+from games.profiles import load_profile
 from games.registry import GAMES
 from rules import procedure
 from rules.cards import CardError
 from rules.procedure import Finding, Severity, finding_at
-from rules.profile import Profile, ProfileError
+from rules.profile import ProfileError
 from rules.settlement import RoundError, RoundSettlement, Settlement
 
 if TYPE_CHECKING:
@@ -39,11 +38,6 @@ class RoundResult:
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     findings: list[Finding] = field(default_factory=list)
     meter_after_cents: int | None = None
-
-
-@lru_cache(maxsize=32)
-def load_profile(name: str) -> Profile:
-    return _load_profile(name)
 
 
 def round_row(state: TableState, kinds: RoundEvents, status: str = "settled") -> dict[str, Any]:
@@ -61,6 +55,7 @@ def round_row(state: TableState, kinds: RoundEvents, status: str = "settled") ->
         "banker_position": started.banker_position if started else None,
         "profile": state.profile,
         "profile_version": state.profile_version,
+        "profile_hash": None,
         "started_at": events[0].occurred_at if events else None,
         "ended_at": events[-1].occurred_at if events else None,
         "status": status,
@@ -94,14 +89,12 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
         _return_bets(result, state, bets, spec.void_rules)
         return result
     try:
-        profile = load_profile(state.profile or "")
-        if profile.version != state.profile_version:
-            raise ValueError(
-                f"{profile.name} v{state.profile_version} is not installed (v{profile.version} is)"
-            )
-    except (ProfileError, ValueError) as exc:
+        # the released version the table opened with: every round settles under its own
+        profile = load_profile(state.profile or "", state.profile_version or 0)
+    except ProfileError as exc:
         row["status"], row["status_reason"] = "unsettled", f"no rule profile: {exc}"
         return result
+    row["profile_hash"] = profile.content_hash
     result.findings += spec.checks(kinds, profile)
     try:
         settled = spec.settle(kinds, profile, state.meter_cents)

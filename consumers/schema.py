@@ -70,6 +70,11 @@ TABLES: dict[str, list[Column]] = {
         _c("banker_position", "INTEGER", "Pai Gow banker position (0 = dealer)."),
         _c("profile", "VARCHAR", "Rule profile the round was settled under."),
         _c("profile_version", "INTEGER", "Rule profile version."),
+        _c(
+            "profile_hash",
+            "VARCHAR",
+            "sha256 of the profile file the round was settled under (null: not settled).",
+        ),
         _c("started_at", "TIMESTAMPTZ", "round_started."),
         _c("ended_at", "TIMESTAMPTZ", "round_ended or round_voided."),
         _c(
@@ -173,4 +178,17 @@ def create_tables(con: object) -> None:
 
     for name in TABLES:
         con.execute(ddl(name))  # type: ignore[attr-defined]
+    # A lake made before a column was added gains it (null in the rows written before).
+    present = set(
+        con.execute(  # type: ignore[attr-defined]
+            "SELECT table_name, column_name FROM duckdb_columns() "
+            "WHERE database_name = current_database() AND schema_name = current_schema()"
+        ).fetchall()
+    )
+    for name, columns in TABLES.items():
+        for c in columns:
+            if (name, c.name) not in present:
+                con.execute(  # type: ignore[attr-defined]
+                    f"ALTER TABLE {name} ADD COLUMN IF NOT EXISTS {c.name} {c.sql}"
+                )
     ensure_identity(con)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from events.models import (
     CutCompleted,
     DealerChanged,
     DeckCounted,
+    DeckInspected,
     DeckOpened,
     DeckRetired,
     DeckWashed,
@@ -23,6 +24,13 @@ from events.models import (
 )
 from rules.procedure import Finding, Severity
 
+MAX_DEALT_DECKS = 64  # a table holds a few decks; a hostile stream cannot grow the state
+_DECK_STEPS = {
+    DeckInspected: "inspected",
+    DeckWashed: "washed",
+    ShuffleCompleted: "shuffled",
+    CutCompleted: "cut",
+}
 _EARLIEST, _LATEST = datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)
 
 
@@ -51,6 +59,15 @@ class TableState:
     shuffled: bool = False
     cut: bool = False
     last_round_deck: str | None = None
+    # A new deck's preparation until its first round (PGP-A6, TCP-A6, THP-A6): deck_id -> the
+    # steps seen for it since it was opened, each once, in the order first seen ("inspected",
+    # "washed", "shuffled", "cut"). Dropped at the deck's first round or retirement.
+    deck_steps: dict[str, list[str]] = field(default_factory=dict)
+    # Decks a round has been dealt from (not new any more), until retired; at most MAX_DEALT_DECKS.
+    dealt_decks: list[str] = field(default_factory=list)
+    # New decks brought into play since the table opened: 0 means the next is the day's first
+    # (PGP-A6a), any other a deck change (PGP-A6b).
+    new_decks_dealt: int = 0
     meter_cents: int | None = None
     round_id: str | None = None
     round_events: list[Event] = field(default_factory=list)
@@ -84,6 +101,12 @@ class TableState:
             state.last_at = datetime.fromisoformat(state.last_at)
         state.round_events = [parse_event(e) for e in data.get("round_events", [])]
         state.held = [parse_event(e) for e in data.get("held", [])]
+        if "dealt_decks" not in data:
+            # Saved before new decks were followed (PGP-A6, TCP-A6, THP-A6): the decks it knew
+            # are in play already, not new decks to report at their next round.
+            known = [*state.decks, *([state.last_round_deck] if state.last_round_deck else [])]
+            state.dealt_decks = list(dict.fromkeys(known))[-MAX_DEALT_DECKS:]
+            state.new_decks_dealt = len(state.dealt_decks)
         state.round_findings = [
             Finding(
                 rule_id=f["rule_id"],
@@ -119,9 +142,33 @@ def _finding_json(f: Finding) -> dict[str, Any]:
     }
 
 
+def _deck_step(state: TableState, event: Event) -> None:
+    """Note a preparation step of a deck not yet dealt from (PGP-A6, TCP-A6, THP-A6)."""
+    step = _DECK_STEPS.get(type(event))
+    deck_id = getattr(event, "deck_id", None)
+    if step is None or deck_id is None or deck_id in state.dealt_decks:
+        return
+    steps = state.deck_steps.setdefault(deck_id, [])
+    if step not in steps:
+        steps.append(step)
+    while len(state.deck_steps) > MAX_DEALT_DECKS:  # the oldest first (insertion order)
+        del state.deck_steps[next(iter(state.deck_steps))]
+
+
+def _deck_dealt(state: TableState, deck_id: str) -> None:
+    """A round is dealt from `deck_id`: from now on it is not a new deck."""
+    state.deck_steps.pop(deck_id, None)
+    if deck_id in state.dealt_decks:
+        return
+    state.new_decks_dealt += 1
+    state.dealt_decks.append(deck_id)
+    del state.dealt_decks[:-MAX_DEALT_DECKS]
+
+
 def apply_table_event(state: TableState, event: Event) -> None:
     """What a table-level event, or a round's start, changes in the table's state (after its
     checks, `consumers/table_checks.py`, have seen the state before it)."""
+    _deck_step(state, event)
     if isinstance(event, TableOpened):
         state.closed = False
         state.profile, state.profile_version = event.profile, event.profile_version
@@ -129,16 +176,26 @@ def apply_table_event(state: TableState, event: Event) -> None:
         state.commission_unit_cents = event.commission_unit_cents
         state.limits = {lim.spot.value: [lim.min_cents, lim.max_cents] for lim in event.limits}
         state.needs_count = state.needs_wash = True
+        state.new_decks_dealt = 0
     elif isinstance(event, DealerChanged):
         state.dealer_id = event.dealer_id
         state.needs_count = state.needs_wash = True  # PGP-A7c
     elif isinstance(event, DeckOpened):
         state.decks[event.deck_id] = [event.jokers_in_box, 0, 0]
+        state.deck_steps.pop(event.deck_id, None)  # a new deck: its preparation starts now
+        state.deck_steps[event.deck_id] = []
+        while len(state.deck_steps) > MAX_DEALT_DECKS:
+            del state.deck_steps[next(iter(state.deck_steps))]
+        if event.deck_id in state.dealt_decks:
+            state.dealt_decks.remove(event.deck_id)
         state.needs_count = state.needs_wash = True
     elif isinstance(event, JokerDestroyed):
         state.decks.setdefault(event.deck_id, [0, 0, 0])[1] += event.count
     elif isinstance(event, DeckRetired):
         state.decks.pop(event.deck_id, None)
+        state.deck_steps.pop(event.deck_id, None)
+        if event.deck_id in state.dealt_decks:
+            state.dealt_decks.remove(event.deck_id)
     elif isinstance(event, DeckCounted):
         state.decks.setdefault(event.deck_id, [0, 0, 0])[2] = 1  # its jokers checked once
         state.needs_count = False
@@ -157,3 +214,4 @@ def apply_table_event(state: TableState, event: Event) -> None:
         state.shuffled = state.cut = False
         state.last_round_deck = event.deck_id
         state.dealer_id = event.dealer_id
+        _deck_dealt(state, event.deck_id)

@@ -102,9 +102,70 @@ def alternating_decks(state: TableState, event: RoundStarted) -> list[Finding]:
     return [finding_at(event, rule, "alternating_decks", Severity.MAJOR, deck_id=event.deck_id)]
 
 
+# TCP-A6, THP-A6: a new deck's steps, in this order (the turn face down has no event).
+NEW_DECK_ORDER = ("inspected", "washed", "shuffled", "cut")
+
+
+def new_deck_prepared(state: TableState, event: RoundStarted) -> list[Finding]:
+    """A new deck's first round (a deck no round was dealt from since it was opened):
+
+    - PGP-A6a, A6b (Pai Gow): the deck was inspected (`deck_inspected`: the supervisor's check,
+      the faces spread by suit) before it: PGP-A6a for the first deck dealt from after the
+      table opened, PGP-A6b for every later new deck (a deck change). What the supervisor sees
+      (new, complete, unmarked) is physical; completeness is the count's (PGP-A7a).
+    - TCP-A6, THP-A6 (Tripóker, Hold'em): "show, turn, wash, shuffle, cut, in that order": the
+      deck was shown (`deck_inspected`) and washed (`deck_washed`) before it, and the first
+      `deck_inspected`, `deck_washed`, `shuffle_completed`, `cut_completed` of the deck came in
+      that order. Turning the cards face down has no event. A missing shuffle or cut is not
+      reported here: every round's shuffle-then-cut is TCP-A7's / ALL-4's (`shuffled_and_cut`),
+      so one mistake is reported once.
+
+    Ambiguities decided: a step counts from the deck's `deck_opened` (an inspection before the
+    box is opened cannot be of the new deck); a deck dealt from without any `deck_opened` is
+    new at its first round too (its steps are those seen for its id); each step's first
+    occurrence decides the order (a wash after a shuffle does not undo a shuffle made before
+    the wash). One finding per new deck, at its first round's `round_started`."""
+    rules = GAMES[event.game].table_rules
+    if event.deck_id in state.dealt_decks:
+        return []
+    steps = state.deck_steps.get(event.deck_id, [])
+    findings: list[Finding] = []
+    first = state.new_decks_dealt == 0
+    rule = rules.deck_inspected if first else rules.deck_change_inspected
+    if rule is not None and "inspected" not in steps:
+        findings.append(
+            finding_at(
+                event,
+                rule,
+                "deck_inspected",
+                Severity.MAJOR,
+                deck_id=event.deck_id,
+                first_deck=first,
+                steps=list(steps),
+            )
+        )
+    order = rules.new_deck_order
+    if order is not None:
+        seen = [step for step in steps if step in NEW_DECK_ORDER]
+        in_order = seen == [step for step in NEW_DECK_ORDER if step in seen]
+        if not (in_order and "inspected" in seen and "washed" in seen):
+            findings.append(
+                finding_at(
+                    event,
+                    order,
+                    "new_deck_order",
+                    Severity.MAJOR,
+                    deck_id=event.deck_id,
+                    expected=list(NEW_DECK_ORDER),
+                    seen=seen,
+                )
+            )
+    return findings
+
+
 CHECKS: dict[type[Event], Sequence[Check]] = {
     DeckCounted: (jokers_removed, deck_count),
-    RoundStarted: (shuffled_and_cut, deck_ready, alternating_decks),
+    RoundStarted: (shuffled_and_cut, deck_ready, alternating_decks, new_deck_prepared),
 }
 
 

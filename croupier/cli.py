@@ -29,6 +29,8 @@ COMMANDS: dict[str, str] = {
     "simulate": "croupier.commands.simulate:simulate",
     "sql": "croupier.commands.lake:sql",
     "status": "croupier.commands.consumer:status",
+    "trace": "croupier.commands.trace:trace",
+    "what-if": "croupier.commands.what_if:what_if",
 }
 
 

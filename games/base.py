@@ -10,16 +10,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from events.models import CardsDealt, Event, Game, Recipient, RoundStarted
+from events.models import BetPlaced, CardsDealt, Event, Game, Recipient, RoundStarted, Spot
 from rules.cards import CANONICAL
 from rules.procedure import Finding, TableRules
 from rules.profile import Profile
 from rules.settlement import RoundError, RoundSettlement
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from games.odds_common import Report
+    from games.odds_common import Report, Simulation
     from games.simulation.table import TableSim
 
 E = TypeVar("E", bound=Event)
@@ -69,14 +67,22 @@ class GameSpec:
     settle: Callable[[RoundEvents, Profile, int | None], RoundSettlement]
     simulator: type[TableSim]
     # The game math of a profile (`games.odds.game_math` completes it): the house edge of every
-    # wager; a simulated game draws `rounds` rounds from the generator, which it cannot do without.
-    odds: Callable[[Profile, np.random.Generator | None, int], Report]
+    # wager; a simulated game draws from the `Simulation` (its generator and budget), which it
+    # cannot do without.
+    odds: Callable[[Profile, Simulation | None], Report]
     # The report's wager whose house edge each bet spot carries (theoretical win, DEF-ACC2); None
     # for a bet decided with another and already inside its edge (it carries 0).
     spot_wagers: Mapping[str, str | None]
     # `croupier settle`: a round record as JSON (the game's `record.py`) to the engine, settled;
     # the third argument is the table's meter before the round (None: the profile's seed).
     settle_record: Callable[[Mapping[str, Any], Profile, int | None], RoundSettlement]
+    # `croupier what-if --decisions strategy`: the round's decisions taken again by a profile's
+    # strategy (games/<game>/strategy.py); None where the game has none yet.
+    redecide: Callable[[Profile], Decider] | None = None
+
+
+# A round with its decisions taken again, and how many changed.
+Decider = Callable[["RoundEvents"], tuple["RoundEvents", int]]
 
 
 class RecordModel(BaseModel):
@@ -91,6 +97,21 @@ def started(kinds: RoundEvents) -> RoundStarted:
     if found is None:  # the processor opens a round only on its round_started
         raise RoundError("the round has no round_started")
     return found
+
+
+def stakes(kinds: RoundEvents, spots: Sequence[Spot]) -> dict[Spot, dict[int, int]]:
+    """Céntimos staked per spot and seat. A bet on a spot the game does not take (a Tripóker
+    `call`, a Pai Gow `ante`) cannot be settled as another: the round is not settled on it
+    (`RoundError`), and ALL-1 reports the bet (no limit is posted for such a spot)."""
+    by_spot: dict[Spot, dict[int, int]] = {spot: defaultdict(int) for spot in spots}
+    for bet in kinds.of(BetPlaced):
+        if bet.spot not in by_spot:
+            taken = ", ".join(spot.value for spot in spots)
+            raise RoundError(
+                f"a bet on '{bet.spot.value}', a spot this game does not take ({taken})"
+            )
+        by_spot[bet.spot][bet.seat] += bet.amount_cents
+    return by_spot
 
 
 _CARD_OF = CANONICAL.__getitem__

@@ -74,6 +74,13 @@ class TableRules:
     count_and_wash: str | None = None
     # Where the page alternates two decks, never two rounds in a row from one (Hold'em).
     alternate_decks: str | None = None
+    # Where the page has a new deck inspected (shown) before its first round: the table's first
+    # deck after opening (Pai Gow: PGP-A6a) and every later new deck (PGP-A6b).
+    deck_inspected: str | None = None
+    deck_change_inspected: str | None = None
+    # Where the page orders a new deck's preparation: show (deck_inspected), turn, wash, shuffle,
+    # cut (Tripóker TCP-A6, Hold'em THP-A6).
+    new_deck_order: str | None = None
 
 
 def jokers_left_in_play(rules: TableRules, jokers_in_box: int) -> int:
@@ -134,14 +141,16 @@ def bets_within_limits(
     events: Sequence[Event], limits: Mapping[str, Sequence[int]]
 ) -> list[Finding]:
     """Every bet within the table's posted limits for its spot (ALL-1); `limits` maps a spot to
-    (min, max) céntimos as the table_opened event posted them."""
+    (min, max) céntimos as the table_opened event posted them. A bet on a spot the table
+    posted no limit for (a spot the game does not take, or one the table did not open) is
+    outside every posted limit: reported with null limits."""
     findings: list[Finding] = []
     for event in events:
-        # The spot is a StrEnum: it finds its text key without `.value`.
-        if not isinstance(event, BetPlaced) or event.spot not in limits:
+        if not isinstance(event, BetPlaced):
             continue
-        low, high = limits[event.spot]
-        if not low <= event.amount_cents <= high:
+        # The spot is a StrEnum: it finds its text key without `.value`.
+        low, high = limits.get(event.spot) or (None, None)
+        if low is None or high is None or not low <= event.amount_cents <= high:
             findings.append(
                 finding_at(
                     event,

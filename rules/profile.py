@@ -1,7 +1,12 @@
 """Rule profiles: the numbers a casino posts (paytables, qualifiers, commission, house way...).
 
-Profiles are TOML files shipped in `rules/profiles/<game>/<variant>.toml`, validated at load time
-into frozen dataclasses; a bad profile is refused with a `ProfileError` naming the field. This
+Profiles are TOML files shipped in `rules/profiles/<game>/<variant>/v<version>.toml`, validated at
+load time into frozen dataclasses; a bad profile is refused with a `ProfileError` naming the field.
+A released version is never edited (`rules/profiles/RELEASED.sha256` holds every file's hash and
+a test refuses a change): a new paytable is a new version file, and every round settles under the
+version its table opened with. A casino's own released profiles live in a folder of the same
+layout named by the `CROUPIER_PROFILES` environment variable; they add names or versions, never
+replace a built-in one. This
 module holds what every game's profile shares (the `Profile` base, paytables, house ways, the typed
 TOML reads); each game's own type and fields live in `games/<game>/profile.py`, and
 `games.profiles` loads a profile of any registered game.
@@ -14,11 +19,15 @@ points (500 = 5 %), money is integer céntimos, paytable pays are "to 1", ranks 
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import ClassVar, Self, TypedDict
 
 from events.models import Game
@@ -93,6 +102,7 @@ class Profile:
     name: str
     version: int
     description: str
+    content_hash: str  # sha256 of the TOML text: what each settled round records
 
     game: ClassVar[Game]  # set by each game's type
 
@@ -103,10 +113,11 @@ class Profile:
         raise NotImplementedError(f"{cls.__name__} does not read a profile")
 
     @classmethod
-    def load(cls, name: str) -> Self:
-        """A built-in profile of this type's game by name, e.g.
+    def load(cls, ref: str) -> Self:
+        """A released profile of this type's game by name, its latest version or ``@N``, e.g.
         ``TripokerProfile.load("tripoker/pe-2005")`` (loaded once)."""
-        profile = _load(cls, name)
+        name, version = split_ref(ref)
+        profile = _load(cls, name, version)
         if not isinstance(profile, cls):  # read_profile builds only `cls`
             raise TypeError(f"{name} is not a {cls.__name__}")
         return profile
@@ -118,50 +129,124 @@ class ProfileHeader(TypedDict):
     name: str
     version: int
     description: str
+    content_hash: str
 
 
 BUILTIN_HOUSE_WAYS = ("foxwoods", "trump-plaza")
 _HOUSE_WAYS_DIR = "house-ways"
 
 
+PROFILES_ENV = "CROUPIER_PROFILES"
+_VERSION_FILE = re.compile(r"v([1-9][0-9]*)\.toml")
+
+
 def _data_dir() -> Traversable:
     return resources.files("rules").joinpath("profiles")
 
 
-def _builtin_profiles() -> tuple[str, ...]:
-    """`<game slug>/<variant>` of every profile file shipped in `rules/profiles/`, sorted."""
-    return tuple(
-        sorted(
-            f"{game.name}/{file.name.removesuffix('.toml')}"
-            for game in _data_dir().iterdir()
-            if game.is_dir() and game.name != _HOUSE_WAYS_DIR
-            for file in game.iterdir()
-            if file.is_file() and file.name.endswith(".toml")
-        )
-    )
+def _released(root: Traversable) -> dict[tuple[str, int], Traversable]:
+    """`(<game slug>/<variant>, version)` -> file, for every `<game>/<variant>/v<N>.toml`."""
+    found: dict[tuple[str, int], Traversable] = {}
+    if not root.is_dir():
+        return found
+    for game in root.iterdir():
+        if not game.is_dir() or game.name == _HOUSE_WAYS_DIR:
+            continue
+        for variant in game.iterdir():
+            if not variant.is_dir():
+                continue
+            for file in variant.iterdir():
+                match = _VERSION_FILE.fullmatch(file.name)
+                if file.is_file() and match:
+                    found[f"{game.name}/{variant.name}", int(match[1])] = file
+    return found
 
 
-BUILTIN_PROFILES = _builtin_profiles()
+_BUILTIN = _released(_data_dir())
 
 
-def builtin_profile_text(name: str) -> str:
-    """The TOML text of a built-in profile, e.g. ``"tripoker/pe-2005"``."""
-    game, _, variant = name.partition("/")
-    if name not in BUILTIN_PROFILES:
+def _files() -> dict[tuple[str, int], Traversable]:
+    """Every released profile file: the built-in ones and the casino's own (`CROUPIER_PROFILES`),
+    which may add names or versions but never replace a built-in one."""
+    extra = os.environ.get(PROFILES_ENV)
+    if not extra:
+        return _BUILTIN
+    return _with_own(extra)
+
+
+@functools.cache
+def _with_own(folder: str) -> dict[tuple[str, int], Traversable]:
+    own = _released(Path(folder))
+    clash = sorted(set(own) & set(_BUILTIN))
+    if clash:
+        name, version = clash[0]
         raise ProfileError(
-            f"unknown profile {name!r}; built-in profiles: {', '.join(BUILTIN_PROFILES)}"
+            f"{PROFILES_ENV}={folder}: {name} v{version} is a built-in profile; a released "
+            "version is never replaced (give yours a new version or name)"
         )
-    return _data_dir().joinpath(game, f"{variant}.toml").read_text(encoding="utf-8")
+    return {**_BUILTIN, **own}
 
 
-_LOADED: dict[tuple[type[Profile], str], Profile] = {}
+BUILTIN_PROFILES = tuple(sorted({name for name, _ in _BUILTIN}))
 
 
-def _load(kind: type[Profile], name: str) -> Profile:
-    """`kind.load`, once per type and name."""
-    if (kind, name) not in _LOADED:
-        _LOADED[kind, name] = read_profile(builtin_profile_text(name), source=name, types=(kind,))
-    return _LOADED[kind, name]
+def profile_names() -> tuple[str, ...]:
+    """Every released profile's name (built-in and the casino's own), sorted."""
+    return tuple(sorted({name for name, _ in _files()}))
+
+
+def profile_versions(name: str) -> tuple[int, ...]:
+    """The released versions of a profile, oldest first (empty for an unknown name)."""
+    return tuple(sorted(v for n, v in _files() if n == name))
+
+
+def split_ref(ref: str) -> tuple[str, int | None]:
+    """``"tripoker/pe-2005@2"`` -> (name, 2); without ``@`` the version is None (the latest)."""
+    name, at, version = ref.partition("@")
+    if not at:
+        return ref, None
+    if not version.isdigit() or int(version) < 1:
+        raise ProfileError(f"{ref!r}: the version after '@' must be a number from 1")
+    return name, int(version)
+
+
+def builtin_profile_text(name: str, version: int | None = None) -> str:
+    """The TOML text of a released profile, e.g. ``("tripoker/pe-2005", 1)``; the latest version
+    when `version` is None."""
+    versions = profile_versions(name)
+    if not versions:
+        raise ProfileError(
+            f"unknown profile {name!r}; released profiles: {', '.join(profile_names())}"
+        )
+    chosen = versions[-1] if version is None else version
+    if chosen not in versions:
+        listed = ", ".join(f"v{v}" for v in versions)
+        raise ProfileError(f"{name} v{chosen} is not released (released: {listed})")
+    return _files()[name, chosen].read_text(encoding="utf-8")
+
+
+def load_released(name: str, version: int | None, types: Sequence[type[Profile]]) -> Profile:
+    """A released profile, checked to state the name and version its file is released as."""
+    chosen = version if version is not None else (profile_versions(name) or (0,))[-1]
+    source = f"{name}@{chosen}"
+    profile = read_profile(builtin_profile_text(name, version), source=source, types=types)
+    if (profile.name, profile.version) != (name, chosen):
+        raise ProfileError(
+            f"{source}: the file states {profile.name} v{profile.version}; a released file's "
+            "name and version are its folder's and file's"
+        )
+    return profile
+
+
+_LOADED: dict[tuple[type[Profile], str, int | None, str | None], Profile] = {}
+
+
+def _load(kind: type[Profile], name: str, version: int | None) -> Profile:
+    """`kind.load`, once per type, name, version and casino folder."""
+    key = (kind, name, version, os.environ.get(PROFILES_ENV))
+    if key not in _LOADED:
+        _LOADED[key] = load_released(name, version, (kind,))
+    return _LOADED[key]
 
 
 @functools.cache
@@ -194,8 +279,12 @@ def read_profile(text: str, *, source: str, types: Sequence[type[Profile]]) -> P
     if kind is None:
         expected = " or ".join(repr(t.game.slug) for t in types)
         raise fields.error("game", f"expected {expected}, got {game_name!r}")
+    content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
     profile = kind.from_fields(
-        fields, ProfileHeader(name=name, version=version, description=description)
+        fields,
+        ProfileHeader(
+            name=name, version=version, description=description, content_hash=content_hash
+        ),
     )
     fields.done()
     return profile

@@ -49,6 +49,24 @@ def _start(value: str | None) -> datetime | None:
     return start
 
 
+def _profiles(refs: tuple[str, ...]) -> dict[Game, str]:
+    """Game -> the released profile its tables open with, each one loaded to check it."""
+    from games.profiles import load_profile
+    from rules.profile import ProfileError
+
+    chosen: dict[Game, str] = {}
+    for ref in refs:
+        try:
+            profile = load_profile(ref)
+        except ProfileError as error:
+            raise click.BadParameter(str(error), param_hint="--profile") from None
+        if profile.game in chosen:
+            message = f"two profiles for {profile.game.slug}: {chosen[profile.game]} and {ref}"
+            raise click.BadParameter(message, param_hint="--profile")
+        chosen[profile.game] = f"{profile.name}@{profile.version}"
+    return chosen
+
+
 def _tables_of_each_game(command: Callable[..., None]) -> Callable[..., None]:
     """`--<game> N` for every game of the contract (`--pai-gow`, `--tripoker`, `--holdem`)."""
     for game in reversed(Game):
@@ -126,6 +144,15 @@ def _tables_of_each_game(command: Callable[..., None]) -> Callable[..., None]:
     help="Write the injected faults (fault, rule_id, table, round, "
     "seq, event_id) as JSON lines to this file.",
 )
+@click.option(
+    "--profile",
+    "profile_refs",
+    multiple=True,
+    metavar="NAME[@VERSION]",
+    help="Released rule profile a game's tables open with (the game is the profile's), e.g. "
+    "tripoker/standard or tripoker/pe-2005@1; repeat for several games. Default: each game's "
+    "Peruvian profile, latest version.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def simulate(
     tables_per_game: int,
@@ -138,6 +165,7 @@ def simulate(
     topic: str | None,
     partitions: int | None,
     truth: Path | None,
+    profile_refs: tuple[str, ...],
     quiet: bool,
     **tables: int | None,
 ) -> None:
@@ -164,6 +192,7 @@ def simulate(
         counts[game] = tables_per_game if chosen is None else chosen
     if not any(counts.values()):
         raise click.UsageError("no tables to simulate")
+    profiles = _profiles(profile_refs)
     from infra.config import get_settings
 
     with ExitStack() as stack:
@@ -184,6 +213,7 @@ def simulate(
             casino_id=get_settings().casino_id,
             start=_start(start_text) or DEFAULT_START,
             on_fault=on_fault,
+            profiles=profiles,
         )
         began = time.perf_counter()
         if out is not None:

@@ -161,3 +161,49 @@ drop.metric("Drop", ui.money(totals.drop_cents), border=True)
 win.metric("Win", ui.money(totals.win_cents), border=True, help="Closed sessions only.")
 hold.metric("Hold (win / drop)", ui.pct(totals.hold_pct), border=True)
 ui.table(accounting, name="table_accounting")
+
+st.subheader("What if")
+st.caption(
+    "The recorded rounds re-settled under another rule profile (`croupier what-if`), with the "
+    "cards as dealt and, unless the decisions say strategy, the players' decisions as played: "
+    "the difference is then the cost of the paytables and forfeit rules with those decisions "
+    "fixed. Kept per casino day and table: the date, game and table filters apply, the "
+    "dealer and shift filters do not."
+)
+comparison = data.what_if(f)
+if comparison is None:
+    st.info(
+        f"No what-if comparison is stored. Run `{data.WHAT_IF_COMMAND}` (any profile, see "
+        "`croupier what-if --help`) to compute one and build it into the marts."
+    )
+elif comparison.empty:
+    st.info("The stored what-if comparisons have no rounds in these filters.")
+else:
+    for _, w in comparison.iterrows():
+        st.markdown(
+            f"**{ui.plain(w['game'])}**: recorded under {ui.plain(w['recorded_profiles'])}, "
+            f"re-settled under **{ui.plain(w['whatif_profile'])}** "
+            f"(decisions {ui.plain(w['decisions'])}; {int(w['rounds']):,} rounds, casino days "
+            f"{pd.Timestamp(w['first_day']).date()} to {pd.Timestamp(w['last_day']).date()})"
+        )
+        cells = st.columns(4)
+        cells[0].metric("Handle recorded", ui.money(w["handle_cents"]), border=True)
+        cells[1].metric(
+            "House result recorded",
+            ui.money(w["house_result_cents"]),
+            border=True,
+            help=f"Hold {ui.pct(w['hold_pct'])}.",
+        )
+        cells[2].metric(
+            "House result re-settled",
+            ui.money(w["whatif_house_result_cents"]),
+            delta=ui.money(w["difference_cents"]),
+            border=True,
+            help=f"Hold {ui.pct(w['whatif_hold_pct'])}; the delta is re-settled − recorded.",
+        )
+        cells[3].metric(
+            "Hold: recorded → re-settled",
+            f"{ui.pct(w['hold_pct'])} → {ui.pct(w['whatif_hold_pct'])}",
+            border=True,
+        )
+    ui.table(comparison, name="what_if")

@@ -66,12 +66,14 @@ from dashboards.data.progressive import (
 )
 from dashboards.data.prose import cards_of, event_details, explain, pretty_cards
 from dashboards.data.revenue import (
+    WHAT_IF_COMMAND,
     AccountingTotals,
     Breakdown,
     accounting_totals,
     revenue,
     revenue_sets,
     table_accounting,
+    what_if,
 )
 from dashboards.data.rounds import Round, clean_search, round_detail, rounds_near
 
@@ -80,6 +82,7 @@ __all__ = [
     "COUNTING_TESTS",
     "MAX_SEARCH",
     "TTL_SECONDS",
+    "WHAT_IF_COMMAND",
     "WITHHELD_NOTE",
     "Z_95",
     "AccountingTotals",
@@ -127,4 +130,5 @@ __all__ = [
     "viewing_as",
     "violations_by",
     "violations_detail",
+    "what_if",
 ]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import duckdb
 import pandas as pd
 
 from dashboards.data.core import (
@@ -205,3 +206,41 @@ def accounting_totals(accounting: pd.DataFrame) -> AccountingTotals:
         win_cents=win,
         hold_pct=win / closed_drop if closed_drop else None,
     )
+
+
+# The command that stores a comparison, for the page to name when none is stored.
+WHAT_IF_COMMAND = "croupier what-if --profile tripoker/standard --store"
+
+
+def what_if(f: Filters) -> pd.DataFrame | None:
+    """The stored what-if comparisons (agg_what_if_daily, built on request by `croupier what-if
+    --store`) over the filter's days, games and tables (dealers and shifts do not apply: it is
+    kept per casino day and table): one row per target profile, decision mode and game, its
+    first and last day, recorded and re-settled handle, house result and hold, their
+    difference. None when none is stored."""
+    where, params = _where(f, dims=("game", "table_id"))
+    try:
+        return _frame(
+            f"""
+            SELECT whatif_profile, decisions, game,
+                   string_agg(DISTINCT recorded_profiles, ', ') AS recorded_profiles,
+                   min(gaming_date) AS first_day, max(gaming_date) AS last_day,
+                   sum(rounds)::BIGINT AS rounds,
+                   sum(handle_cents)::BIGINT AS handle_cents,
+                   sum(house_result_cents)::BIGINT AS house_result_cents,
+                   sum(house_result_cents) / nullif(sum(handle_cents), 0) AS hold_pct,
+                   sum(whatif_handle_cents)::BIGINT AS whatif_handle_cents,
+                   sum(whatif_house_result_cents)::BIGINT AS whatif_house_result_cents,
+                   sum(whatif_house_result_cents) / nullif(sum(whatif_handle_cents), 0)
+                       AS whatif_hold_pct,
+                   sum(difference_cents)::BIGINT AS difference_cents,
+                   sum(decisions_changed)::BIGINT AS decisions_changed,
+                   max(stored_at) AS stored_at, max(lake_snapshot_id) AS lake_snapshot_id
+            FROM agg_what_if_daily WHERE {where}
+            GROUP BY whatif_profile, decisions, game
+            ORDER BY game, whatif_profile, decisions
+            """,
+            params,
+        )
+    except duckdb.CatalogException:  # never stored: the mart is built on request only
+        return None

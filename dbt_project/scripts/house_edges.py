@@ -6,7 +6,8 @@ theoretical win (DEF-ACC2) is the engine's math as data.
     uv run python dbt_project/scripts/house_edges.py --check   # exit 1 if the CSVs are stale
 
 Tripóker and the Hold'em progressive are exact; Pai Gow and the Hold'em ante + call are
-simulated through the settlement engine with the seed and rounds written in each row.
+simulated until the 95 % interval is at most ±0.1 point, the seed, samples and interval
+written in each row.
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ import numpy as np
 from games.holdem.odds import progressive_exact
 from games.holdem.profile import HoldemProfile
 from games.odds import game_math
-from games.profiles import load_profile
+from games.profiles import iter_released_profiles
 from games.registry import GAMES
-from rules.profile import BUILTIN_PROFILES, Profile
+from rules.profile import Profile
 from rules.rankings import Category
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 SIMULATION_SEED = 2024
-SIMULATION_ROUNDS = 100_000
+SIMULATION_PRECISION = 0.001  # the 95 % interval at most ±0.1 point of edge
 
 EDGE_COLUMNS = (
     "profile",
@@ -53,10 +54,10 @@ PAYTABLE_COLUMNS = (
 )
 
 
-def edge_rows(profile: Profile, *, rounds: int = SIMULATION_ROUNDS) -> list[dict[str, Any]]:
+def edge_rows(profile: Profile, *, precision: float = SIMULATION_PRECISION) -> list[dict[str, Any]]:
     """One row per bet spot of the profile: the house edge theoretical win multiplies by
     (`house_edge_by_spot` of games.odds), the strategy it assumes and how it was computed."""
-    report = game_math(profile, rng=np.random.default_rng(SIMULATION_SEED), rounds=rounds)
+    report = game_math(profile, rng=np.random.default_rng(SIMULATION_SEED), precision=precision)
     wagers = report["wagers"]
     # the wager whose edge and strategy a spot's edge comes from (None: decided with the ante)
     sources = GAMES[profile.game].spot_wagers
@@ -79,7 +80,8 @@ def edge_rows(profile: Profile, *, rounds: int = SIMULATION_ROUNDS) -> list[dict
             )
             strategy = wager["strategy"]
             method = (
-                f"simulation, {rounds} rounds, seed {SIMULATION_SEED}"
+                f"simulation, seed {SIMULATION_SEED}, {wager['samples']} samples, 95 % "
+                f"interval ±{wager['ci95_half_width']:.4%}"
                 if "ci95" in wager
                 else "exact enumeration"
             )
@@ -132,10 +134,10 @@ def render(columns: Iterable[str], rows: Iterable[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
-def seeds(rounds: int = SIMULATION_ROUNDS) -> dict[str, str]:
+def seeds(precision: float = SIMULATION_PRECISION) -> dict[str, str]:
     """File name -> content of every seed this script owns."""
-    profiles = [load_profile(name) for name in BUILTIN_PROFILES]
-    edges = [r for p in profiles for r in edge_rows(p, rounds=rounds)]
+    profiles = list(iter_released_profiles())  # every version: each round's own edge
+    edges = [r for p in profiles for r in edge_rows(p, precision=precision)]
     paytables = [r for p in profiles if isinstance(p, HoldemProfile) for r in paytable_rows(p)]
     return {
         "house_edges.csv": render(EDGE_COLUMNS, edges),

@@ -26,7 +26,8 @@ SPEC = GameSpec(
         joker="THP-A5",
         one_zone="ALL-2",
         payment="DEF-THP2",
-        alternate_decks="THP-A2d",
+        new_deck_order="THP-A6",
+        alternate_decks="THP-A2d",  # DEF-THP6: the two decks alternate every round
     ),
     checks=round.round_checks,
     settle=round.settle,

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from events.models import BetPlaced, CommunityDealt, Decision, PlayerDecided, Spot
-from games.base import RoundEvents, cards, dealt, started
+from events.models import CommunityDealt, Decision, PlayerDecided, Spot
+from games.base import RoundEvents, cards, dealt, stakes, started
 from games.holdem.profile import HoldemProfile
 from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
 from rules.procedure import Finding
@@ -28,13 +26,8 @@ def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> Rou
         for e in community:
             if e.street == street:
                 board.extend(cards(e.cards))
-    antes: dict[int, int] = defaultdict(int)
-    progressive: dict[int, int] = defaultdict(int)
-    for bet in kinds.of(BetPlaced):
-        if bet.spot is Spot.PROGRESSIVE:
-            progressive[bet.seat] += bet.amount_cents
-        else:
-            antes[bet.seat] += bet.amount_cents
+    by_spot = stakes(kinds, (Spot.ANTE, Spot.PROGRESSIVE))  # the call is a decision's
+    antes, progressive = by_spot[Spot.ANTE], by_spot[Spot.PROGRESSIVE]
     decisions = {e.seat: e.decision for e in kinds.of(PlayerDecided)}
     called = any(d is Decision.CALL for d in decisions.values())
     if meter_cents is None:

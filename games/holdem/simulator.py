@@ -27,10 +27,11 @@ class HoldemTable(TableSim):
     seats = 7  # THP-A2a: seven ante boxes
     rounds_per_hour = 45
     unit_choices = (1_000, 2_000, 5_000, 10_000, 20_000)
+    profile_name = "holdem/pe-2007"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        profile = HoldemProfile.load("holdem/pe-2007")
+        profile = HoldemProfile.load(self.profile_ref)
         self.profile = profile
         wager = profile.progressive.wager_cents
         self.limits = {"ante": (1_000, 100_000), "progressive": (wager, wager)}

@@ -28,6 +28,8 @@ SPEC = GameSpec(
         payment="PGP-A17c",
         bets_close="PGP-A9c",
         count_and_wash="PGP-A7c",
+        deck_inspected="PGP-A6a",
+        deck_change_inspected="PGP-A6b",
     ),
     checks=checks.round_checks,
     settle=round.settle,

@@ -1,11 +1,24 @@
 """Pai Gow's procedure checks on a round's events: the 7x7 deal (PGP-A10), the dice (PGP-A11),
-the groups to the positions (PGP-A12a) and the house way (PGP-A13c)."""
+the groups to the positions (PGP-A12a), the house way (PGP-A13c) and when and in which order
+bets are paid (PGP-A17d)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from events.models import BetPlaced, CardsDealt, DiceRolled, Event, HandSet, Recipient, RoundStarted
+from events.models import (
+    BetPlaced,
+    CardsDealt,
+    Decision,
+    DiceRolled,
+    Event,
+    HandSet,
+    PayoutRecorded,
+    PlayerDecided,
+    Recipient,
+    RoundStarted,
+    RoundVoided,
+)
 from games.base import RoundEvents, cards
 from games.pai_gow.profile import PaiGowProfile
 from games.pai_gow.round import deal
@@ -112,11 +125,88 @@ def pai_gow_dice(events: Sequence[Event]) -> list[Finding]:
     return [finding_at(dealt, "PGP-A11c", "valid_dice_roll", Severity.MAJOR, invalid_rolls=rolls)]
 
 
+def pai_gow_payment_order(events: Sequence[Event]) -> list[Finding]:
+    """PGP-A17d: pay only after every hand is shown, from one end of the table to the other.
+
+    - Every hand shown: each position in play (a seat with a bet, the dealer's position 0, and
+      the banker's position of `round_started`) has its `hand_set` (or, for a player, a
+      surrender: a `player_decided` giving up the cards, which leaves no hand to show) before
+      the round's first `payout_recorded`; else one finding there ("paid_before_hands_shown").
+      A player position that sets no hand at all in the round is treated as having surrendered
+      (DEF-PGP4): it has no hand to show, so only a player's hand set after the first payment
+      counts against it; the dealer's and the banker's hands must be shown before it. A hand
+      set again later (staff re-setting the banker's hands, PGP-A13b) is not judged once it
+      was shown before; a hand shown at a position without a bet is PGP-A12b's.
+    - One end to the other: the seats of the `payout_recorded` events, in stream order, only
+      rise or only fall (seats are numbered around the table from the dealer's left; the same
+      seat twice in a row is one payment). Position 0, the dealer's, is not along that line and
+      is not judged. One finding, at the first payment against the direction the first two
+      seats set ("payment_order").
+
+    A voided round pays nothing (its bets are returned): not judged. Never raises."""
+    if any(isinstance(e, RoundVoided) for e in events):
+        return []
+    findings: list[Finding] = []
+    started = next((e for e in events if isinstance(e, RoundStarted)), None)
+    # The banker's side must show; a player who never sets a hand surrendered (DEF-PGP4).
+    set_at_all = {e.seat for e in events if isinstance(e, HandSet)}
+    bettors = {e.seat for e in events if isinstance(e, BetPlaced)}
+    in_play = (bettors & set_at_all) | {DEALER}
+    if started is not None and started.banker_position is not None:
+        in_play.add(started.banker_position)
+    shown: set[int] = set()
+    payouts: list[PayoutRecorded] = []
+    for event in events:
+        if isinstance(event, PayoutRecorded):
+            payouts.append(event)
+        elif payouts:
+            continue  # after the first payment: only the payments' order is judged
+        elif isinstance(event, HandSet) or (
+            isinstance(event, PlayerDecided) and event.decision is Decision.SURRENDER
+        ):
+            shown.add(event.seat)
+    if payouts and not in_play <= shown:
+        findings.append(
+            finding_at(
+                payouts[0],
+                "PGP-A17d",
+                "paid_before_hands_shown",
+                Severity.MAJOR,
+                not_shown=sorted(in_play - shown),
+            )
+        )
+    direction = 0
+    last: int | None = None
+    for payout in payouts:
+        if payout.seat == DEALER:
+            continue
+        if last is not None and payout.seat != last:
+            step = 1 if payout.seat > last else -1
+            if direction == 0:
+                direction = step
+            elif step != direction:
+                findings.append(
+                    finding_at(
+                        payout,
+                        "PGP-A17d",
+                        "payment_order",
+                        Severity.MAJOR,
+                        seat=payout.seat,
+                        after_seat=last,
+                        seats=[p.seat for p in payouts],
+                    )
+                )
+                break
+        last = payout.seat
+    return findings
+
+
 def round_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
     findings = [
         *pai_gow_deal(kinds.all),
         *pai_gow_dice(kinds.all),
         *pai_gow_unbet_groups(kinds.all),
+        *pai_gow_payment_order(kinds.all),
     ]
     started = kinds.first(RoundStarted)
     if started is not None and started.banker_position not in (None, *range(POSITIONS)):

@@ -1,82 +1,116 @@
-"""Pai Gow's game math: simulated through the settlement engine itself, with the randomness
-passed in by the caller."""
+"""Pai Gow's game math, simulated with the randomness passed in by the caller: seven hands dealt
+from one shuffled 53-card deck, each set by the house way, every hand against every other as the
+dealer's (42 player-dealer pairs per deal), settled as `settle_pai_gow` settles a seat against the
+dealer (`pair_results`; tests check the two agree)."""
 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
-from games.odds_common import Report, needs_rng, shuffled_decks, summary
-from games.pai_gow.profile import PaiGowProfile
-from games.pai_gow.rules import (
-    DEALER,
-    SEATS,
-    HandSet,
-    PaiGowRound,
-    PaiGowSeat,
-    house_way_batch,
-    settle_pai_gow,
+from games.odds_common import (
+    Report,
+    Simulation,
+    compare_simulated,
+    needs_simulation,
+    published_figure,
+    shuffled_decks,
+    simulate,
+    simulated_wager,
 )
+from games.pai_gow.profile import PaiGowProfile
+from games.pai_gow.rules import house_way_batch
+from rules.money import commission_cents
 from rules.profile import Profile
+from rules.rankings import PAI_GOW_HIGH, PAI_GOW_LOW
 
-# Published figure quoted beside ours (Wizard of Odds' page on the game, as cited in issue 4).
-PUBLISHED = {"pai_gow_house_way_vs_house_way": 0.027}
+WAGER_CENTS = 10_000  # S/ 100: the 5 % commission is exact in céntimos
+HANDS = 7  # six seats and the dealer, each dealt seven cards from one deck
+_PAIRS = [(p, d) for p in range(HANDS) for d in range(HANDS) if p != d]
+_PLAYER = np.array([p for p, _ in _PAIRS])
+_DEALER = np.array([d for _, d in _PAIRS])
 
 
-def game_math(profile: Profile, rng: np.random.Generator | None, rounds: int) -> Report:
-    """The game's `GameSpec.odds`: `rounds` simulated rounds drawn from `rng`."""
+def game_math(profile: Profile, simulation: Simulation | None) -> Report:
+    """The game's `GameSpec.odds`: simulated as `simulation` says."""
     if not isinstance(profile, PaiGowProfile):
         raise ValueError(f"{profile.name} is not a Pai Gow profile")
-    return pai_gow_simulation(profile, rng=needs_rng(profile, rng), rounds=rounds)
+    return pai_gow_simulation(profile, needs_simulation(profile, simulation))
 
 
 # The game's `GameSpec.spot_wagers`: the one bet.
 SPOT_WAGERS: dict[str, str | None] = {"main": "main"}
 
 
-def pai_gow_simulation(profile: PaiGowProfile, *, rng: np.random.Generator, rounds: int) -> Report:
-    """Six players set their hands by the house way against the dealer's house way; each round
-    is settled by `settle_pai_gow` (commission included)."""
-    wager = 10_000  # S/ 100: the 5 % commission is exact in céntimos
-    decks = shuffled_decks(rng, rounds, 53)
-    groups = decks[:, :49].reshape(rounds * 7, 7)
-    set_hands = house_way_batch(groups, profile.house_way).reshape(rounds, 7, 7)
-    per_round = np.empty(rounds)
-    outcomes: dict[str, int] = {}
-    for r in range(rounds):
-        seats = tuple(
-            PaiGowSeat(
-                seat=seat,
-                wager_cents=wager,
-                cards=tuple(int(x) for x in decks[r, seat * 7 : seat * 7 + 7]),
-                hand=HandSet(
-                    high=tuple(int(x) for x in set_hands[r, seat, :5]),
-                    low=tuple(int(x) for x in set_hands[r, seat, 5:]),
-                ),
-            )
-            for seat in SEATS
-        )
-        dealer = tuple(int(x) for x in decks[r, DEALER * 7 : DEALER * 7 + 7])
-        result = settle_pai_gow(
-            PaiGowRound(round_id=str(r), dealer_cards=dealer, seats=seats), profile
-        )
-        per_round[r] = sum(s.net_cents for s in result.settlements) / (wager * len(SEATS))
-        for s in result.settlements:
-            outcomes[s.outcome.value] = outcomes.get(s.outcome.value, 0) + 1
-    edge, low, high = summary(per_round)
-    hands = rounds * len(SEATS)
+def published_rules(profile: PaiGowProfile) -> dict[str, object]:
+    """The rule fields that change the edge, as the key of the published figures."""
+    return {
+        "house_way": profile.house_way.name,
+        "commission_bp": profile.commission_rate_bp,
+        "opponent": "dealer banks, sets by the same house way",
+    }
+
+
+def set_hands(deals: npt.NDArray[np.int64], profile: PaiGowProfile) -> npt.NDArray[np.int64]:
+    """(N, 7, 2): the strength of the high and low hand of each of the seven hands of each deal,
+    set by the profile's house way."""
+    n = len(deals)
+    set_cards = house_way_batch(deals[:, : HANDS * 7].reshape(n * HANDS, 7), profile.house_way)
+    high = PAI_GOW_HIGH.rank_batch(set_cards[:, :5]).astype(np.int64)
+    low = PAI_GOW_LOW.rank_batch(set_cards[:, 5:]).astype(np.int64)
+    return np.stack([high, low], axis=1).reshape(n, HANDS, 2)
+
+
+def pair_results(
+    player: npt.NDArray[np.int64], dealer: npt.NDArray[np.int64], profile: PaiGowProfile
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """The player's net per unit wagered and hands won (0 lose, 1 push, 2 win) of set hands
+    (..., 2) against the dealer's: high against high, low against low, copies to the dealer
+    (PGP-A14b), a win paying even money less the commission (PGP-A17c, DEF-M2)."""
+    won = (player[..., 0] > dealer[..., 0]).astype(np.int64) + (player[..., 1] > dealer[..., 1])
+    commission = commission_cents(
+        WAGER_CENTS, profile.commission_rate_bp, profile.commission_unit_cents
+    )
+    win = (WAGER_CENTS - commission) / WAGER_CENTS
+    net = np.choose(won, [-1.0, 0.0, win])
+    return net, won
+
+
+def pai_gow_simulation(profile: PaiGowProfile, simulation: Simulation) -> Report:
+    """House way against house way; the edge per unit wagered, one sample per deal (the mean
+    of its 42 pairs)."""
+    outcomes = np.zeros(3, dtype=np.int64)
+
+    def draw(
+        rng: np.random.Generator, n: int
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+        hands = set_hands(shuffled_decks(rng, n, 53), profile)
+        net, won = pair_results(hands[:, _PLAYER], hands[:, _DEALER], profile)
+        outcomes[:] += np.bincount(won.ravel(), minlength=3)
+        return net.mean(axis=1), np.zeros(n, dtype=np.int64)
+
+    estimate = simulate(simulation, np.ones(1), draw)
+    pairs = outcomes.sum()
+    wager = simulated_wager(
+        estimate,
+        simulation,
+        "one deal of seven hands from a shuffled 53-card deck, each hand "
+        "against each other as the dealer's: the mean of 42 player-dealer pairs",
+    )
+    wager |= {
+        "unit": "per unit wagered (one hand)",
+        "strategy": f"player sets by the house way ({profile.house_way.name}) against the dealer "
+        "banking with the house way",
+        "outcome_frequencies": {
+            name: int(outcomes[i]) / pairs for i, name in enumerate(("lose", "push", "win"))
+        },
+    }
+    compare_simulated(wager, published_figure("pai-gow", "main", published_rules(profile)))
     return {
         "game": "pai-gow",
         "profile": profile.name,
         "profile_version": profile.version,
-        "method": f"simulation through settle_pai_gow: {rounds} rounds x 6 seats, 95 % interval",
-        "wagers": {
-            "main": {
-                "house_edge": edge,
-                "ci95": [low, high],
-                "strategy": f"player sets by the house way ({profile.house_way.name}) against "
-                "the dealer banking with the house way",
-                "outcome_frequencies": {k: v / hands for k, v in sorted(outcomes.items())},
-                "published_house_edge": PUBLISHED["pai_gow_house_way_vs_house_way"],
-            }
-        },
+        "method": f"simulation of {estimate.count} deals (x 42 player-dealer pairs), settled as "
+        "settle_pai_gow settles a seat against the dealer, 95 % interval",
+        "wagers": {"main": wager},
     }

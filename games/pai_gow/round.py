@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from events.models import BetPlaced, CardsDealt, DiceRolled, HandSet, PlayerDecided, Recipient
-from games.base import RoundEvents, cards, started
+from events.models import (
+    BetPlaced,
+    CardsDealt,
+    DiceRolled,
+    HandSet,
+    PlayerDecided,
+    Recipient,
+    Spot,
+)
+from games.base import RoundEvents, cards, stakes, started
 from games.pai_gow.profile import PaiGowProfile
 from games.pai_gow.rules import (
     DEALER,
@@ -40,6 +48,7 @@ def deal(kinds: RoundEvents) -> tuple[dict[int, tuple[int, ...]], dict[int, int]
 def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> RoundSettlement:
     if not isinstance(profile, PaiGowProfile):
         raise ValueError(f"{profile.name} is not a Pai Gow profile")
+    stakes(kinds, (Spot.MAIN,))  # every bet is on the main spot, or the round is not settled
     groups, group_of = deal(kinds)
     hands = {e.seat: e for e in kinds.of(HandSet)}
     surrendered = {e.seat for e in kinds.of(PlayerDecided) if e.decision.value == "surrender"}

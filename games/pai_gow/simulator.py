@@ -6,6 +6,7 @@ them out.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
@@ -67,12 +68,16 @@ class PaiGowTable(TableSim):
     seats = 6  # positions 1..6; position 0 is the dealer's (PGP-A11b counts it too)
     rounds_per_hour = 30
     unit_choices = (2_000, 3_000, 5_000, 10_000, 20_000, 50_000)
+    profile_name = "pai-gow/pe-1999"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.profile = PaiGowProfile.load("pai-gow/pe-1999")
+        self.profile = PaiGowProfile.load(self.profile_ref)
         self.limits = {"main": (2_000, 200_000)}
         self.verify_before_next = False
+        # The PGP-A17d faults draw from their own generator: turning them on changes no other
+        # draw of the night.
+        self.pay_rng = random.Random(f"{kwargs['seed']}/{self.table_id}/payment_order")
         self.die = FAIR_DIE
         if self.chance(Fault.BIASED_DICE):
             self.die = BIASED_DIE
@@ -92,8 +97,11 @@ class PaiGowTable(TableSim):
 
     def play_round(self, round_id: str) -> tuple[list[Pending], list[Pending]]:
         rng = self.rng
-        deck_id = self.decks[-1]
         pre: list[Pending] = []
+        if self.prep_chance(Fault.DECK_CHANGE_UNINSPECTED):  # PGP-A6b: counted, washed, not seen
+            pre += self.change_deck(jokers_in_box=2, jokers_kept=1, count=53)
+            self.verify_before_next = False  # the new deck was just counted and washed
+        deck_id = self.decks[-1]
         if self.verify_before_next:  # PGP-A7c: after a voided round
             pre += self.verify(deck_id, 53)
             self.verify_before_next = False
@@ -241,10 +249,46 @@ class PaiGowTable(TableSim):
             self.profile,
         )
         events += self.payout_events(settled.settlements, "main")
+        self._payment_order_faults(events)
         events.append(Pending("round_ended", self.console, {}))
         return pre, events
 
     # ---- pieces -------------------------------------------------------------------------------
+
+    def _pay_chance(self, fault: Fault) -> bool:
+        rate = self.rates.get(fault, 0.0)
+        return rate > 0.0 and self.pay_rng.random() < rate
+
+    def _payment_order_faults(self, events: list[Pending]) -> None:
+        """PGP-A17d faults, in place: the dealer's hand shown after the first payment
+        (Fault.PAID_BEFORE_SHOWN), or the lowest seat paid last (Fault.PAYMENT_ORDER)."""
+        paid = [i for i, e in enumerate(events) if e.event_type == "payout_recorded"]
+        if not paid:
+            return
+        first = paid[0]
+        if self._pay_chance(Fault.PAID_BEFORE_SHOWN):
+            dealer = [
+                i
+                for i, e in enumerate(events[:first])
+                if e.event_type == "hand_set" and e.payload["seat"] == DEALER
+            ]
+            if dealer:
+                hand = events.pop(dealer[-1])
+                first -= 1
+                events[first] = events[first]._replace(
+                    faults=(*events[first].faults, Fault.PAID_BEFORE_SHOWN)
+                )
+                events.insert(first + 1, hand)
+                return
+        seats = {events[i].payload["seat"] for i in paid} - {DEALER}
+        if self._pay_chance(Fault.PAYMENT_ORDER) and len(seats) >= 3:
+            lowest = min(
+                (i for i in paid if events[i].payload["seat"] != DEALER),
+                key=lambda i: events[i].payload["seat"],
+            )
+            moved = events.pop(lowest)
+            moved = moved._replace(faults=(*moved.faults, Fault.PAYMENT_ORDER))
+            events.insert(paid[-1], moved)
 
     def _bet(self, seat: int, amount: int, ref: str, fault: Fault | None = None) -> Pending:
         payload = {"seat": seat, "spot": "main", "amount_cents": amount, "player_ref": ref}

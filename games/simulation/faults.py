@@ -27,7 +27,13 @@ class Fault(StrEnum):
     UNDERPAYMENT = "underpayment"
     COMMISSION_NOT_TAKEN = "commission_not_taken"
     EXPOSED_CARD = "exposed_card"
+    DEAL_ORDER = "deal_order"
     SAME_DECK = "same_deck"
+    PAID_BEFORE_SHOWN = "paid_before_shown"
+    PAYMENT_ORDER = "payment_order"
+    SEAT_WITHOUT_BET = "seat_without_bet"
+    UNINSPECTED_DECK = "uninspected_deck"
+    DECK_CHANGE_UNINSPECTED = "deck_change_uninspected"
     BIASED_DICE = "biased_dice"
     SEQ_GAP = "seq_gap"
     DUPLICATE_EVENT = "duplicate_event"
@@ -48,6 +54,7 @@ class Unit(StrEnum):
     """What a fault's rate is the probability of, per opportunity."""
 
     COUNT = "deck count"
+    DECK = "new deck"
     ROUND = "round"
     TABLE = "table"
     EVENT = "event"
@@ -159,12 +166,64 @@ FAULTS: dict[Fault, FaultSpec] = {
         default_rate=0.002,
         description="the dealer's card the profile exposes is dealt face down",
     ),
+    Fault.DEAL_ORDER: FaultSpec(
+        rule_ids={Game.TRIPOKER: "TCP-A10a"},
+        check=Check.PROCEDURE,
+        unit=Unit.ROUND,
+        default_rate=0.002,
+        description="the cards are dealt out of order (the dealer's card first in each round, "
+        "the players right to left, or each hand's three cards at once); logged on the "
+        "cards_dealt of the first seat, left to right",
+    ),
     Fault.SAME_DECK: FaultSpec(
         rule_ids={Game.HOLDEM: "THP-A2d"},
         check=Check.PROCEDURE,
         unit=Unit.ROUND,
         default_rate=0.002,
         description="a round is dealt from the deck of the round before (DEF-THP6)",
+    ),
+    Fault.PAID_BEFORE_SHOWN: FaultSpec(
+        rule_ids={Game.PAI_GOW: "PGP-A17d"},
+        check=Check.PROCEDURE,
+        unit=Unit.ROUND,
+        default_rate=0.002,
+        description="the dealer pays the first bet before the banker's hand is shown (the "
+        "dealer's hand_set comes after the first payout_recorded); logged on that payout",
+    ),
+    Fault.PAYMENT_ORDER: FaultSpec(
+        rule_ids={Game.PAI_GOW: "PGP-A17d"},
+        check=Check.PROCEDURE,
+        unit=Unit.ROUND,
+        default_rate=0.002,
+        description="with three or more seats paid, the lowest seat is paid last, not from one "
+        "end of the table to the other; logged on its payout_recorded",
+    ),
+    Fault.SEAT_WITHOUT_BET: FaultSpec(
+        rule_ids={Game.TRIPOKER: "TCP-A9c"},
+        check=Check.PROCEDURE,
+        unit=Unit.ROUND,
+        default_rate=0.002,
+        description="an empty seat with no ante or pair plus is dealt three cards after the "
+        "dealer's (nothing is paid on them); the deal gave it places it has none of, so the "
+        "deal order (TCP-A10a) is broken too, logged on the same cards_dealt",
+        companion_rule_ids={Game.TRIPOKER: "TCP-A10a"},
+    ),
+    Fault.UNINSPECTED_DECK: FaultSpec(
+        rule_ids={Game.PAI_GOW: "PGP-A6a", Game.TRIPOKER: "TCP-A6", Game.HOLDEM: "THP-A6"},
+        check=Check.PROCEDURE,
+        unit=Unit.DECK,
+        default_rate=0.01,
+        description="a deck opened at the table's opening goes into play without deck_inspected "
+        "(counted and washed all the same); logged on the round_started of its first round",
+    ),
+    Fault.DECK_CHANGE_UNINSPECTED: FaultSpec(
+        rule_ids={Game.PAI_GOW: "PGP-A6b"},
+        check=Check.PROCEDURE,
+        unit=Unit.ROUND,
+        default_rate=0.002,
+        description="before a round the deck is changed (retired for a faulty card, PGP-A6c) "
+        "and the new one, counted and washed, goes into play without deck_inspected; logged on "
+        "that round's round_started",
     ),
     Fault.BIASED_DICE: FaultSpec(
         rule_ids={Game.PAI_GOW: "PGP-A11b"},

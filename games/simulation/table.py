@@ -13,7 +13,7 @@ import numpy as np
 
 from events import Game
 from events.models import Spot
-from games.simulation.faults import Fault, FaultRecord
+from games.simulation.faults import FAULTS, Fault, FaultRecord
 from games.simulation.stream import Message, Pending, TableStream, new_pending
 from rules.cards import card_str
 from rules.settlement import Outcome, Settlement
@@ -57,6 +57,7 @@ class TableSim:
     seats: ClassVar[int]
     rounds_per_hour: ClassVar[int]
     unit_choices: ClassVar[tuple[int, ...]]  # usual bets players bring, céntimos
+    profile_name: ClassVar[str]  # the released profile its tables open with by default
     opening_inventory_cents: ClassVar[int] = 10_000_000
 
     def __init__(
@@ -69,8 +70,11 @@ class TableSim:
         on_fault: Callable[[FaultRecord], None] | None,
         start_ms: int,
         end_ms: int,
+        profile: str | None = None,
     ) -> None:
         self.table_id = f"{self.code}-{number:02d}"
+        # the released profile the table opens with: NAME or NAME@VERSION (default: the game's)
+        self.profile_ref = profile or self.profile_name
         self.rng = random.Random(f"{seed}/{self.table_id}")
         self.np_rng = np.random.default_rng(self.rng.getrandbits(64))
         self.rates = rates
@@ -98,6 +102,10 @@ class TableSim:
         self.next_dealer_change_ms = 0
         self.deck_no = 0
         self.decks: list[str] = []
+        # The deck-inspection faults draw from their own generator, so turning them on changes
+        # no other draw; a deck put into play uninspected -> the fault, logged at its first round.
+        self.prep_rng = random.Random(f"{seed}/{self.table_id}/deck_prep")
+        self.uninspected: dict[str, Fault] = {}
 
     # ---- helpers ------------------------------------------------------------------------------
 
@@ -111,9 +119,24 @@ class TableSim:
         self.clock_ms += max(duration_ms, step * len(batch))
         return messages
 
-    def new_deck(self, *, jokers_in_box: int, jokers_kept: int, count: int) -> list[Pending]:
+    def prep_chance(self, fault: Fault) -> bool:
+        """`chance` for the deck-inspection faults, from their own generator."""
+        rate = self.rates.get(fault, 0.0)
+        return rate > 0.0 and self.game in FAULTS[fault].rule_ids and self.prep_rng.random() < rate
+
+    def new_deck(
+        self,
+        *,
+        jokers_in_box: int,
+        jokers_kept: int,
+        count: int,
+        uninspected: Fault | None = None,
+    ) -> list[Pending]:
         """A new deck opened, its extra jokers destroyed, inspected, counted and washed
-        (PGP-A6, PGP-A7, TCP-A5, TCP-A6, THP-A5, THP-A6, ALL-3)."""
+        (PGP-A6, PGP-A7, TCP-A5, TCP-A6, THP-A5, THP-A6, ALL-3). `uninspected`: the fault that
+        leaves the inspection out (else Fault.UNINSPECTED_DECK may be drawn)."""
+        if uninspected is None and self.prep_chance(Fault.UNINSPECTED_DECK):
+            uninspected = Fault.UNINSPECTED_DECK
         self.deck_no += 1
         deck_id = f"{self.table_id}-D{self.deck_no}"
         self.decks.append(deck_id)
@@ -133,14 +156,44 @@ class TableSim:
                     {"deck_id": deck_id, "count": jokers_in_box - jokers_kept},
                 )
             )
-        events.append(Pending("deck_inspected", self.console, {"deck_id": deck_id}))
-        events += self.verify(deck_id, count)
+        if uninspected is None:
+            events.append(Pending("deck_inspected", self.console, {"deck_id": deck_id}))
+        else:
+            self.uninspected[deck_id] = uninspected
+        # A deck changed by the fault is counted right: its count draws no fault, so turning
+        # the fault on changes no other draw of the night.
+        events += self.verify(
+            deck_id, count, count_fault=uninspected is not Fault.DECK_CHANGE_UNINSPECTED
+        )
         return events
 
-    def verify(self, deck_id: str, count: int) -> list[Pending]:
-        """Count and wash the deck (PGP-A7a, A7b); a deck_count fault reports one card short."""
+    def change_deck(self, *, jokers_in_box: int, jokers_kept: int, count: int) -> list[Pending]:
+        """Fault.DECK_CHANGE_UNINSPECTED: the deck in play retired for a faulty card (PGP-A6c)
+        and a new one put into play counted and washed, but not inspected (PGP-A6b)."""
+        old = self.decks.pop()
+        retired = Pending("deck_retired", self.console, {"deck_id": old, "reason": "faulty card"})
+        new = self.new_deck(
+            jokers_in_box=jokers_in_box,
+            jokers_kept=jokers_kept,
+            count=count,
+            uninspected=Fault.DECK_CHANGE_UNINSPECTED,
+        )
+        return [retired, *new]
+
+    def first_round_faults(self, round_events: list[Pending]) -> None:
+        """Log an uninspected deck's fault on its first round's round_started."""
+        if not self.uninspected or not round_events:
+            return
+        start = round_events[0]
+        fault = self.uninspected.pop(start.payload.get("deck_id", ""), None)
+        if start.event_type == "round_started" and fault is not None:
+            round_events[0] = start._replace(faults=(*start.faults, fault))
+
+    def verify(self, deck_id: str, count: int, *, count_fault: bool = True) -> list[Pending]:
+        """Count and wash the deck (PGP-A7a, A7b); a deck_count fault reports one card short
+        (never drawn with `count_fault=False`)."""
         faults: tuple[Fault, ...] = ()
-        if self.chance(Fault.DECK_COUNT):
+        if count_fault and self.chance(Fault.DECK_COUNT):
             faults, count = (Fault.DECK_COUNT,), count - 1
         return [
             Pending("deck_counted", self.console, {"deck_id": deck_id, "count": count}, faults),
@@ -324,6 +377,7 @@ class TableSim:
             self.round_no += 1
             round_id = f"{self.table_id}-R{self.round_no:05d}"
             pre_round, round_events = self.play_round(round_id)
+            self.first_round_faults(round_events)
             # The game's pace is rounds per hour, the table-level events before it included.
             messages = self.emit(before + pre_round, None, self.round_ms // 6)
             messages += self.emit(round_events, round_id, self.round_ms - self.round_ms // 6)

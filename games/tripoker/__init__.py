@@ -7,7 +7,7 @@ profile."""
 
 from events.models import Game
 from games.base import GameSpec
-from games.tripoker import checks, odds, record, round
+from games.tripoker import checks, odds, record, round, strategy
 from games.tripoker.profile import TripokerProfile
 from games.tripoker.simulator import TripokerTable
 from rules.procedure import TableRules
@@ -26,6 +26,7 @@ SPEC = GameSpec(
         joker="TCP-A5b",
         one_zone="TCP-A9a",
         payment="DEF-TCP3",
+        new_deck_order="TCP-A6",
     ),
     checks=checks.round_checks,
     settle=round.settle,
@@ -33,4 +34,5 @@ SPEC = GameSpec(
     odds=odds.game_math,
     spot_wagers=odds.SPOT_WAGERS,
     settle_record=record.settle_record,
+    redecide=strategy.redecide,
 )

@@ -12,27 +12,43 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from games.odds_common import Report
+from games.odds_common import (
+    Report,
+    Simulation,
+    compare_exact,
+    hand_key,
+    paytable_key,
+    published_figure,
+)
 from games.tripoker.profile import TripokerProfile
 from games.tripoker.rules import plays_queen_six_four, qualifier_strength
 from rules.profile import Profile
 from rules.rankings import TRIPOKER, Category
 from rules.rankings.tables import family_tables
 
-# Published figures quoted beside ours (Wizard of Odds' page on the game, as cited in issue 4).
-PUBLISHED = {
-    "tripoker_ante_play_queen_six_four": 0.033730,
-    "tripoker_ante_play_element_of_risk": 0.020147,
-    "tripoker_pair_plus_40_30_6_4_1": 0.023167,
-    "tripoker_exposed_card_optimal": -0.0348,
-}
 
-
-def game_math(profile: Profile, rng: np.random.Generator | None, rounds: int) -> Report:
-    """The game's `GameSpec.odds`: exact, so it needs neither `rng` nor `rounds`."""
+def game_math(profile: Profile, simulation: Simulation | None) -> Report:
+    """The game's `GameSpec.odds`: exact, so it needs no simulation."""
     if not isinstance(profile, TripokerProfile):
         raise ValueError(f"{profile.name} is not a Tripóker profile")
     return tripoker_exact(profile)
+
+
+def published_rules(profile: TripokerProfile, wager: str) -> dict[str, object]:
+    """The rule fields that change a wager's edge, as the key of the published figures: pair
+    plus its paytable alone (settled on the player's hand; the fold forfeit is a note); the ante
+    and play the ante bonus, the dealer's qualifier, the play bet and, for the player who uses
+    it, the number of dealer cards exposed."""
+    if wager == "pair_plus":
+        return {"pair_plus": paytable_key(profile.pair_plus)}
+    rules: dict[str, object] = {
+        "ante_bonus": paytable_key(profile.ante_bonus),
+        "dealer_qualifies_with": hand_key(profile.dealer_qualifier),
+        "play_multiple": profile.play_multiple,
+    }
+    if wager == "ante_play_exposed_card_optimal":
+        rules["exposed_dealer_cards"] = len(profile.exposed_dealer_cards)
+    return rules
 
 
 # The game's `GameSpec.spot_wagers`: the report's wager whose edge each bet spot carries: the
@@ -154,7 +170,6 @@ def tripoker_exact(profile: TripokerProfile) -> Report:
         np.where(q64, play_ev, -1.0),
         q64,
         m,
-        PUBLISHED["tripoker_ante_play_queen_six_four"],
     )
     optimal = play_ev > -1
     wagers["ante_play_optimal"] = _ante_play(
@@ -162,7 +177,6 @@ def tripoker_exact(profile: TripokerProfile) -> Report:
         np.maximum(play_ev, -1.0),
         optimal,
         m,
-        None,
     )
     if profile.exposed_dealer_cards:
         if len(profile.exposed_dealer_cards) != 1:
@@ -177,8 +191,8 @@ def tripoker_exact(profile: TripokerProfile) -> Report:
     wagers["pair_plus"] = {
         "house_edge": float(-pays.mean()),
         "strategy": "none: a pair-plus-only player stays in, settled on the player's hand",
+        "unit": "per unit wagered on pair plus",
         "hit_frequencies": _frequencies(categories, profile.pair_plus.lines(), n_hands),
-        "published_house_edge": PUBLISHED["tripoker_pair_plus_40_30_6_4_1"],
     }
     if profile.fold_forfeits_pair_plus:  # TCP-A11b: beside an ante, a fold loses it too
         forfeit_edge = float(-np.where(q64, pays, -1).mean())
@@ -189,6 +203,8 @@ def tripoker_exact(profile: TripokerProfile) -> Report:
     wagers["ante_play"]["ante_bonus_frequencies"] = _frequencies(
         categories, profile.ante_bonus.lines(), n_hands
     )
+    for name, wager in wagers.items():
+        compare_exact(wager, published_figure("tripoker", name, published_rules(profile, name)))
     return {
         "game": "tripoker",
         "profile": profile.name,
@@ -204,7 +220,6 @@ def _ante_play(
     returns: npt.NDArray[np.float64],
     plays: npt.NDArray[np.bool_],
     multiple: int,
-    published: float | None,
 ) -> Report:
     ev = float(returns.mean())
     play_rate = float(plays.mean())
@@ -215,9 +230,6 @@ def _ante_play(
         "strategy": strategy,
         "unit": "the ante",
     }
-    if published is not None:
-        report["published_house_edge"] = published
-        report["published_element_of_risk"] = PUBLISHED["tripoker_ante_play_element_of_risk"]
     return report
 
 
@@ -255,9 +267,7 @@ def _exposed_card(
         np.maximum(play_ev, -1.0),
         plays,
         multiple,
-        None,
     )
-    report["published_house_edge"] = PUBLISHED["tripoker_exposed_card_optimal"]
     return report
 
 

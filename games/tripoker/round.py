@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from events.models import BetPlaced, DealerRevealed, PlayerDecided, Spot
-from games.base import RoundEvents, cards, dealt, started
+from events.models import DealerRevealed, PlayerDecided, Spot
+from games.base import RoundEvents, cards, dealt, stakes, started
 from games.tripoker.profile import TripokerProfile
 from games.tripoker.rules import TripokerRound, TripokerSeat, settle_tripoker
 from rules.profile import Profile
@@ -20,10 +18,8 @@ def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> Rou
     revealed = kinds.first(DealerRevealed)
     if revealed is not None and sorted(cards(revealed.cards)) != sorted(dealer):
         raise RoundError("the dealer revealed cards other than those dealt")
-    antes: dict[int, int] = defaultdict(int)
-    pair_plus: dict[int, int] = defaultdict(int)
-    for bet in kinds.of(BetPlaced):
-        (antes if bet.spot is Spot.ANTE else pair_plus)[bet.seat] += bet.amount_cents
+    by_spot = stakes(kinds, (Spot.ANTE, Spot.PAIR_PLUS))  # the play bet is a decision's
+    antes, pair_plus = by_spot[Spot.ANTE], by_spot[Spot.PAIR_PLUS]
     decisions = {e.seat: e.decision for e in kinds.of(PlayerDecided)}
     seats = tuple(
         TripokerSeat(

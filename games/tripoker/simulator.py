@@ -5,6 +5,7 @@ Three rounds of dealing with the dealer last, the profile's exposed dealer card,
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from events import Game
@@ -14,6 +15,39 @@ from games.simulation.stream import Pending, new_pending
 from games.simulation.table import CARD_TEXT, TableSim
 from games.tripoker.profile import TripokerProfile
 from games.tripoker.rules import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
+
+DEALER = -1  # the dealer in a dealing sequence; players are 0.. left to right
+# Wrong ways to deal (Fault.DEAL_ORDER): each breaks TCP-A10a at the first seat's cards.
+WRONG_DEALS = ("dealer_first", "right_to_left", "hand_by_hand")
+
+
+def dealing_sequence(players: int, mistake: str | None = None) -> list[int]:
+    """Who receives each card, in the order dealt: TCP-A10a is three rounds of one card to each
+    player left to right (0, 1, ...), then the dealer (`DEALER`); `mistake` names a wrong way.
+
+    >>> dealing_sequence(2)
+    [0, 1, -1, 0, 1, -1, 0, 1, -1]
+    >>> dealing_sequence(2, "dealer_first")[:3]
+    [-1, 0, 1]
+    """
+    left_to_right = list(range(players))
+    if mistake == "hand_by_hand":
+        return [who for who in [*left_to_right, DEALER] for _ in range(3)]
+    if mistake == "dealer_first":
+        return [DEALER, *left_to_right] * 3
+    if mistake == "right_to_left":
+        return [*reversed(left_to_right), DEALER] * 3
+    if mistake is not None:
+        raise ValueError(f"unknown way to deal: {mistake!r}")
+    return [*left_to_right, DEALER] * 3
+
+
+def deal_places(sequence: list[int]) -> dict[int, list[int]]:
+    """Each recipient's 1-based places in a dealing sequence (`deal_order`)."""
+    places: dict[int, list[int]] = {}
+    for place, who in enumerate(sequence, start=1):
+        places.setdefault(who, []).append(place)
+    return places
 
 
 class TripokerTable(TableSim):
@@ -26,8 +60,13 @@ class TripokerTable(TableSim):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.profile = TripokerProfile.load(self.profile_name)
+        self.profile = TripokerProfile.load(self.profile_ref)
         self.limits = {"ante": (1_000, 100_000), "pair_plus": (1_000, 50_000)}
+        # The deal-order fault draws from its own generator, so turning it on changes no other
+        # draw: every seed's night stays the same but for the deal_order of the faulted rounds.
+        self.deal_rng = random.Random(f"{kwargs['seed']}/{self.table_id}/deal_order")
+        # Likewise the seat-without-bet fault (TCP-A9c).
+        self.unbet_rng = random.Random(f"{kwargs['seed']}/{self.table_id}/seat_without_bet")
 
     def header(self) -> Pending:
         return self.table_opened(self.profile, None, None)
@@ -62,12 +101,17 @@ class TripokerTable(TableSim):
                 events.append(self._bet(seat, "pair_plus", pair_plus[seat], player.ref))
         events.append(Pending("bets_closed", self.console, {}))
 
-        # TCP-A10a: three rounds, one card each, left to right, the dealer's last.
+        # TCP-A10a: three rounds, one card each, left to right (ascending seats, from the
+        # dealer's left), the dealer's last; a deal_order fault deals them another way.
         seats = sorted(set(antes) | set(pair_plus))
-        n = len(seats) + 1
+        right = deal_places(dealing_sequence(len(seats)))
         pack = self.np_rng.permutation(52).tolist()
-        hands = {seat: [pack[i], pack[n + i], pack[2 * n + i]] for i, seat in enumerate(seats)}
-        dealer = [pack[n - 1], pack[2 * n - 1], pack[3 * n - 1]]
+        hands = {seat: [pack[p - 1] for p in right[i]] for i, seat in enumerate(seats)}
+        dealer = [pack[p - 1] for p in right[DEALER]]
+        # A wrong deal changes the places only: the pack is shuffled at random, so the hands are
+        # as random, and every later draw (decisions, payment faults) is the one it would be.
+        mistake = self._deal_mistake(len(seats))
+        places = deal_places(dealing_sequence(len(seats), mistake)) if mistake else right
         dup_seat = None
         if len(seats) > 1 and self.chance(Fault.DUPLICATE_CARD):
             dup_seat = rng.choice(seats[1:])
@@ -89,14 +133,16 @@ class TripokerTable(TableSim):
                             "group": None,
                             "cards": [CARD_TEXT[c] for c in cards],
                             "face_up": False,
-                            "deal_order": [i + 1, n + i + 1, 2 * n + i + 1],
+                            "deal_order": places[i],
                         },
-                        (Fault.DUPLICATE_CARD,) if seat == dup_seat else (),
+                        ((Fault.DUPLICATE_CARD,) if seat == dup_seat else ())
+                        + ((Fault.DEAL_ORDER,) if mistake and i == 0 else ()),
                         seat,
                     ),
                 )
             )
-        events += self._dealer_cards(dealer, n)
+        events += self._dealer_cards(dealer, places[DEALER])
+        events += self._seat_without_bet(seats, pack, wrong_deal=mistake is not None)
 
         decisions: dict[int, Decision | None] = {}
         for seat in seats:
@@ -142,7 +188,40 @@ class TripokerTable(TableSim):
         payload = {"seat": seat, "spot": spot, "amount_cents": amount, "player_ref": ref}
         return new_pending(Pending, ("bet_placed", self.console, payload, (), seat))
 
-    def _dealer_cards(self, dealer: list[int], n: int) -> list[Pending]:
+    def _deal_mistake(self, players: int) -> str | None:
+        """The wrong way this round is dealt (Fault.DEAL_ORDER), or None: dealt right."""
+        rate = self.rates.get(Fault.DEAL_ORDER, 0.0)
+        if players == 0 or rate <= 0.0 or self.deal_rng.random() >= rate:
+            return None
+        # Right to left is the right order when one player is dealt to.
+        return self.deal_rng.choice(WRONG_DEALS if players > 1 else WRONG_DEALS[::2])
+
+    def _seat_without_bet(
+        self, seats: list[int], pack: list[int], *, wrong_deal: bool
+    ) -> list[Pending]:
+        """Fault.SEAT_WITHOUT_BET: an empty seat dealt the next three cards of the pack at the
+        places after the deal (TCP-A9c, and TCP-A10a: not a place of the deal). Not in a round
+        already dealt wrong, whose TCP-A10a finding it would hide."""
+        rate = self.rates.get(Fault.SEAT_WITHOUT_BET, 0.0)
+        if rate <= 0.0 or self.unbet_rng.random() >= rate or wrong_deal:
+            return []
+        empty = [seat for seat in range(1, self.seats + 1) if seat not in seats]
+        if not empty:
+            return []
+        seat = self.unbet_rng.choice(empty)
+        used = 3 * len(seats) + 3
+        payload = {
+            "recipient": "seat",
+            "seat": seat,
+            "group": None,
+            "cards": [CARD_TEXT[c] for c in pack[used : used + 3]],
+            "face_up": False,
+            "deal_order": [used + 1, used + 2, used + 3],
+        }
+        faults = (Fault.SEAT_WITHOUT_BET, (Fault.SEAT_WITHOUT_BET, "TCP-A10a"))
+        return [new_pending(Pending, ("cards_dealt", self.shoe, payload, faults, seat))]
+
+    def _dealer_cards(self, dealer: list[int], places: list[int]) -> list[Pending]:
         """The dealer's cards: those the profile exposes face up (TCP-A10b), the rest down."""
         exposed = set(self.profile.exposed_dealer_cards)
         faults: tuple[Fault, ...] = ()
@@ -162,7 +241,7 @@ class TripokerTable(TableSim):
                             "group": None,
                             "cards": [CARD_TEXT[dealer[k - 1]] for k in picked],
                             "face_up": face_up,
-                            "deal_order": [k * n for k in picked],
+                            "deal_order": [places[k - 1] for k in picked],
                         },
                         faults if not face_up else (),
                     )

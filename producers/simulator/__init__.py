@@ -58,6 +58,7 @@ class Simulation:
         casino_id: str = "casino-lima-01",
         start: datetime = DEFAULT_START,
         on_fault: Callable[[FaultRecord], None] | None = None,
+        profiles: Mapping[Game, str] | None = None,
     ) -> None:
         if start.tzinfo is None:
             raise ValueError("start must be a timezone-aware datetime")
@@ -79,6 +80,7 @@ class Simulation:
                 on_fault=on_fault,
                 start_ms=self.start_ms,
                 end_ms=self.end_ms,
+                profile=(profiles or {}).get(game),
             )
             for game in Game
             for number in range(1, counts.get(game, 0) + 1)
@@ -118,11 +120,14 @@ def simulate(
     casino_id: str = "casino-lima-01",
     start: datetime = DEFAULT_START,
     on_fault: Callable[[FaultRecord], None] | None = None,
+    profiles: Mapping[Game, str] | None = None,
 ) -> Simulation:
     """A casino night: `tables` of each game (an int: that many of every game) for `hours`.
 
     The same arguments always give the same messages. `faults`: rate per fault (None: the
     defaults; a fault left out: 0). `on_fault` receives each injected fault as it is emitted.
+    `profiles`: the released profile (NAME or NAME@VERSION) a game's tables open with, where
+    not the game's default.
     """
     return Simulation(
         tables=tables,
@@ -132,4 +137,5 @@ def simulate(
         casino_id=casino_id,
         start=start,
         on_fault=on_fault,
+        profiles=profiles,
     )

@@ -1,7 +1,8 @@
 """Direct evaluation of one five-, three- or two-card hand, written to read like the regulations.
 
 The lookup tables behind the fast paths are built from these functions, so they are the one place
-where PGP-A3/A4, TCP-A4 and THP-A3/A4 are spelled out.
+where PGP-A3/A4, TCP-A4 and THP-A3/A4 are spelled out, and the differences between the games
+that ALL-6 lists (the wheel, the joker and five aces, a straight above a flush in three cards).
 """
 
 from __future__ import annotations

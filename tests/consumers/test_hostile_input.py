@@ -125,6 +125,43 @@ def test_dealer_hand_or_group_with_a_repeated_card_is_a_violation_not_a_crash(
     assert_untouched_equal(clean, by_round(con), touched)
 
 
+def test_a_bet_on_a_spot_the_game_does_not_take_is_never_settled_as_another(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    """A Tripóker pair plus sent as `call`, a Hold'em ante as `play`, a Pai Gow main as `ante`:
+    the engine once settled such a bet as the game's other spot (a `call` paid as pair plus).
+    The round is not settled on a bet it cannot name, says why, and ALL-1 reports the bet
+    (no limit is posted for that spot); every other round is untouched."""
+    events = decode(CLEAN.messages)
+    changed = {}
+    for game, spot, new in (
+        ("tripoker", "pair_plus", "call"),
+        ("holdem", "ante", "play"),
+        ("pai_gow", "main", "ante"),
+    ):
+        i = find(events, lambda e, g=game, s=spot: e["game"] == g and e.get("spot") == s
+                 and e["event_type"] == "bet_placed", 3)  # fmt: skip
+        events[i]["spot"] = new
+        changed[events[i]["round_id"]] = new
+    con = settle(tmp_path, encode(events))
+    rows = dict(
+        con.execute(
+            "SELECT round_id, status || ': ' || status_reason FROM rounds WHERE round_id IN "
+            f"({', '.join('?' * len(changed))})",
+            list(changed),
+        ).fetchall()
+    )
+    for round_id, spot in changed.items():
+        assert rows[round_id].startswith(f"unsettled: cannot settle: a bet on '{spot}'"), rows
+    found = con.execute(
+        "SELECT round_id, evidence->>'spot', evidence->>'min_cents' FROM violations "
+        "WHERE rule_id = 'ALL-1'"
+    ).fetchall()
+    assert sorted(found) == sorted((r, s, None) for r, s in changed.items())
+    assert violations(con, "EVT-ENGINE") == Counter()
+    assert_untouched_equal(clean, by_round(con), set(changed))
+
+
 def test_an_error_in_the_engine_is_contained_to_its_round(
     tmp_path: Path, clean: dict[str, tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,8 +19,10 @@ from tests.consumers.helpers import expected_violations, found_violations, night
 FAULTS = (
     "deck_count:0.2,missing_cut:0.02,duplicate_card:0.01,serpentine:0.02,leftover_cards:0.02,"
     "bet_after_close:0.02,unbet_group_seen:0.02,house_way:0.03,overpayment:0.02,underpayment:0.02,"
-    "commission_not_taken:0.02,exposed_card:0.02,same_deck:0.02,biased_dice:0.5,seq_gap:0.002,"
-    "duplicate_event:0.002,out_of_order:0.002,malformed:0.002"
+    "commission_not_taken:0.02,exposed_card:0.02,deal_order:0.02,same_deck:0.02,biased_dice:0.5,"
+    "seq_gap:0.002,duplicate_event:0.002,out_of_order:0.002,malformed:0.002,"
+    "uninspected_deck:0.5,deck_change_uninspected:0.01,seat_without_bet:0.02,"
+    "paid_before_shown:0.02,payment_order:0.02"
 )
 
 

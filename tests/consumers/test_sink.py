@@ -92,3 +92,25 @@ def test_a_long_lived_reader_polling_the_lake_never_blocks_the_writer(tmp_path: 
     assert unseen == [], "commits the long-lived reader did not see within 30 s"
     assert len(raw) == 6_000 and events == 6_000  # a clean stream: every message is an event
     assert reads == sorted(reads), "a reader never sees the lake go back in time"
+
+
+def test_a_lake_made_before_a_column_existed_gains_it_keeping_its_rows(tmp_path: Path) -> None:
+    from consumers.schema import TABLES
+    from consumers.sink import LakeSink
+    from infra.lake import Lake
+
+    lake = Lake(root=tmp_path / "lake")
+    sink = LakeSink(lake)
+    sink.con.execute("ALTER TABLE rounds DROP COLUMN profile_hash")  # as an older lake was
+    sink.con.execute("INSERT INTO rounds (round_id, status) VALUES ('r-old', 'settled')")
+    sink.close()
+    sink = LakeSink(lake)
+    try:
+        columns = [r[0] for r in sink.con.execute("DESCRIBE rounds").fetchall()]
+        rows = sink.con.execute("SELECT round_id, profile_hash FROM rounds").fetchall()
+    finally:
+        sink.close()
+    # added at the end (DuckLake appends columns); every column of the schema is there
+    assert sorted(columns) == sorted(c.name for c in TABLES["rounds"])
+    assert columns[-1] == "profile_hash"
+    assert rows == [("r-old", None)]

@@ -87,7 +87,9 @@ def test_settle_under_another_profile() -> None:
 def test_settle_under_a_profile_file(tmp_path: Path) -> None:
     from importlib import resources
 
-    text = resources.files("rules").joinpath("profiles", "tripoker", "standard.toml").read_text()
+    text = (
+        resources.files("rules").joinpath("profiles", "tripoker", "standard", "v1.toml").read_text()
+    )
     path = tmp_path / "casino.toml"
     path.write_text(text.replace('name = "tripoker/standard"', 'name = "tripoker/casino-x"'))
     code, lines, _ = settle(TRIPOKER_ROUNDS, "--profile", str(path))
@@ -157,10 +159,42 @@ def test_odds_tripoker_prints_the_exact_figures_and_flags_pe_2005() -> None:
 
 
 def test_odds_simulates_pai_gow_with_a_seed() -> None:
-    code, out, _ = run("odds", "--game", "pai-gow", "--rounds", "200", "--seed", "5")
+    code, out, err = run("odds", "--game", "pai-gow", "--rounds", "200", "--seed", "5")
     assert code == 0
     report = json.loads(out)
-    assert report["seed"] == 5 and len(report["wagers"]["main"]["ci95"]) == 2
+    main = report["wagers"]["main"]
+    assert report["seed"] == 5 and len(main["ci95"]) == 2 and main["samples"] == 200
+    assert main["ci95_half_width"] == pytest.approx((main["ci95"][1] - main["ci95"][0]) / 2)
+    assert "simulating pai-gow/pe-1999" in err  # the progress bar, on stderr
+    _, again, _ = run("odds", "--game", "pai-gow", "--rounds", "200", "--seed", "5", "--quiet")
+    assert json.loads(again) == report
+
+
+def test_odds_simulates_until_the_precision_asked() -> None:
+    code, out, _ = run("odds", "--game", "pai-gow", "--precision", "0.05", "--quiet")
+    assert code == 0
+    main = json.loads(out)["wagers"]["main"]
+    assert main["ci95_half_width"] <= 0.0005 and "at most 0.0500%" in main["stopping_rule"]
+
+
+def test_odds_quotes_a_published_figure_only_beside_its_own_paytable(tmp_path: Path) -> None:
+    """Issue 17: pair plus 1-3-6-30-40 printed 2.32 % (the 1-4-6-30-40 figure) beside 7.28 %."""
+    profiles = Path(__file__).resolve().parents[2] / "rules" / "profiles" / "tripoker"
+    text = (profiles / "standard" / "v1.toml").read_text(encoding="utf-8")
+    text = text.replace('name = "tripoker/standard"', 'name = "tripoker/casino-lima"')
+    path = tmp_path / "casino.toml"
+    path.write_text(text.replace("\nflush = 4", "\nflush = 3"), encoding="utf-8")
+    code, out, err = run("odds", "--profile", str(path))
+    assert code == 0 and err == ""  # exact: no progress bar, no seed
+    pair_plus = json.loads(out)["wagers"]["pair_plus"]
+    assert round(pair_plus["house_edge"] * 100, 2) == 7.28
+    assert pair_plus["published"]["house_edge_percent"] == 7.28
+    assert "0.0232" not in out and "2.32" not in out
+    path.write_text(text.replace("\nflush = 4", "\nflush = 2"), encoding="utf-8")
+    code, out, _ = run("odds", "--profile", str(path))
+    published = json.loads(out)["wagers"]["pair_plus"]["published"]
+    assert code == 0 and published["house_edge"] is None
+    assert "no published figure" in published["note"]
 
 
 @pytest.mark.parametrize(
@@ -168,8 +202,10 @@ def test_odds_simulates_pai_gow_with_a_seed() -> None:
     [
         ([], "--game or --profile"),
         (["--game", "tripoker", "--profile", "holdem/pe-2007"], "not tripoker"),
-        (["--profile", "nowhere.toml"], "neither a built-in profile"),
+        (["--profile", "nowhere.toml"], "nor a profile file"),
         (["--game", "pai-gow", "--rounds", "5"], "--rounds"),
+        (["--game", "pai-gow", "--precision", "0"], "--precision"),
+        (["--game", "pai-gow", "--rounds", "500", "--precision", "0.1"], "not both"),
     ],
 )
 def test_odds_bad_input_exits_2(args: list[str], message: str) -> None:

@@ -61,7 +61,7 @@ def test_def_thp4_progressive_edge_and_paytable_equal_a_fresh_exact_computation(
     script = load_script()
     profile = load_profile("holdem/pe-2007")
     assert isinstance(profile, HoldemProfile)
-    fresh = as_text(script.edge_rows(profile, rounds=100))  # the progressive is exact
+    fresh = as_text(script.edge_rows(profile, precision=0.1))  # the progressive is exact
     seed = [r for r in committed("house_edges.csv") if r["profile"] == profile.name]
     by_spot = {r["spot"]: r for r in seed}
     assert by_spot["progressive"] == next(r for r in fresh if r["spot"] == "progressive")

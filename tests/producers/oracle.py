@@ -7,6 +7,7 @@ the simulator; settlement and the house way are the rules engine's (the referenc
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,9 @@ from events.models import (
     CutCompleted,
     Decision,
     DeckCounted,
+    DeckInspected,
+    DeckOpened,
+    DeckWashed,
     DiceRolled,
     Game,
     HandSet,
@@ -30,6 +34,7 @@ from events.models import (
     Recipient,
     RoundStarted,
     ShuffleCompleted,
+    TableOpened,
 )
 from games.holdem.profile import HoldemProfile
 from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
@@ -165,6 +170,49 @@ def cuts(stream: TableStream) -> list[Finding]:
     return findings
 
 
+def new_decks(stream: TableStream) -> list[Finding]:
+    """A new deck before its first round, read from the articles: Pai Gow's supervisor inspects
+    it (PGP-A6a for the first deck of the day, PGP-A6b at each deck change); Tripóker's and
+    Hold'em's is shown, turned, washed, shuffled and cut in that order (TCP-A6, THP-A6: the turn
+    has no event; a missing shuffle or cut is the every-round rule's, `cuts`)."""
+    findings: list[Finding] = []
+    steps: dict[str, list[str]] = defaultdict(list)  # deck -> its steps as first seen
+    dealt: set[str] = set()
+    first_of_day = True
+    names = {
+        DeckInspected: "show",
+        DeckWashed: "wash",
+        ShuffleCompleted: "shuffle",
+        CutCompleted: "cut",
+    }
+    for event in stream.events:
+        if isinstance(event, TableOpened):
+            first_of_day = True
+        elif isinstance(event, DeckOpened):
+            steps[event.deck_id] = []
+            dealt.discard(event.deck_id)
+        elif (
+            isinstance(event, DeckInspected | DeckWashed | ShuffleCompleted | CutCompleted)
+            and event.deck_id not in dealt
+        ):
+            done = steps[event.deck_id]
+            if names[type(event)] not in done:
+                done.append(names[type(event)])
+        elif isinstance(event, RoundStarted) and event.deck_id not in dealt:
+            dealt.add(event.deck_id)
+            done = steps.pop(event.deck_id, [])
+            if stream.game is Game.PAI_GOW:
+                if "show" not in done:
+                    findings.append(("PGP-A6a" if first_of_day else "PGP-A6b", str(event.event_id)))
+            else:
+                wanted = [s for s in ("show", "wash", "shuffle", "cut") if s in done]
+                if "show" not in done or "wash" not in done or done != wanted:
+                    rule = "TCP-A6" if stream.game is Game.TRIPOKER else "THP-A6"
+                    findings.append((rule, str(event.event_id)))
+            first_of_day = False
+    return findings
+
+
 def duplicate_cards(events: Sequence[Event]) -> list[Finding]:
     seen: set[str] = set()
     findings = []
@@ -246,6 +294,40 @@ def _compare_payouts(game: Game, events: Sequence[Event], settled: Iterable) -> 
     return findings
 
 
+def pai_gow_payment_order(events: Sequence[Event]) -> list[Finding]:
+    """PGP-A17d read from the text: "pay only after every hand is shown, from one end of the
+    table to the other". Every bettor's hand and the dealer's (position 0) are shown (hand_set,
+    or a surrender) before the first payment, a bettor who sets none having surrendered
+    (DEF-PGP4); the seats are paid in one direction along the table (the dealer's position 0
+    is not along it)."""
+    findings: list[Finding] = []
+    paid = [e for e in events if isinstance(e, PayoutRecorded)]
+    if not paid:
+        return findings
+    first_paid = paid[0].seq
+    hands = {e.seat for e in events if isinstance(e, HandSet)}
+    needed = {e.seat for e in events if isinstance(e, BetPlaced) and e.seat in hands} | {0}
+    shown = {
+        e.seat
+        for e in events
+        if e.seq < first_paid
+        and (
+            isinstance(e, HandSet)
+            or (isinstance(e, PlayerDecided) and e.decision is Decision.SURRENDER)
+        )
+    }
+    if needed - shown:
+        findings.append(("PGP-A17d", str(paid[0].event_id)))
+    seats = [(e.seat, e) for e in paid if e.seat != 0]
+    steps = [(b[0] > a[0]) - (b[0] < a[0]) for a, b in itertools.pairwise(seats)]
+    moves = [(step, e) for step, (_, e) in zip(steps, seats[1:], strict=True) if step]
+    for (first, _), (step, event) in itertools.product(moves[:1], moves[1:]):
+        if step != first:
+            findings.append(("PGP-A17d", str(event.event_id)))
+            break
+    return findings
+
+
 def pai_gow_payouts(
     round_id: str, events: Sequence[Event], profile: PaiGowProfile
 ) -> list[Finding]:
@@ -289,6 +371,43 @@ def tripoker_dealer(events: Sequence[Event], profile: TripokerProfile) -> list[F
                 findings.append(("TCP-A10b", str(event.event_id)))
                 break
     return findings
+
+
+def tripoker_deal(events: Sequence[Event]) -> list[Finding]:
+    """TCP-A10a (Art. 10) read from the text: the dealer deals from his left to his right in
+    three rounds, each player in play (a seat with a bet) and then the dealer receiving one card
+    per round. Seat numbers grow from the dealer's left. Place k of the deal (`deal_order`) must
+    therefore go to the k-th recipient of that sequence; the first cards_dealt (in seq order)
+    with a card at a place meant for someone else is the finding, one per round."""
+    in_play = sorted({e.seat for e in events if isinstance(e, BetPlaced)})
+    one_round: list[int | None] = [*in_play, None]  # None: the dealer, last in each round
+    meant_for = dict(enumerate(one_round * 3, start=1))
+    for event in events:
+        if not isinstance(event, CardsDealt):
+            continue
+        if event.recipient is Recipient.SEAT:
+            who: int | None = event.seat
+        elif event.recipient is Recipient.DEALER:
+            who = None
+        else:
+            continue
+        if any(meant_for.get(place, "nobody") != who for place in event.deal_order):
+            return [("TCP-A10a", str(event.event_id))]
+    return []
+
+
+def tripoker_bets(events: Sequence[Event]) -> list[Finding]:
+    """TCP-A9c read from the text: to play, a player bets pair plus ("par o más") and/or the
+    ante; a seat given cards without either played without a bet (its first cards_dealt)."""
+    staked = {
+        e.seat for e in events if isinstance(e, BetPlaced) and e.spot.value in ("ante", "pair_plus")
+    }
+    found: dict[int, str] = {}
+    for e in events:
+        seat = e.seat if isinstance(e, CardsDealt) and e.recipient is Recipient.SEAT else None
+        if seat is not None and seat not in staked:
+            found.setdefault(seat, str(e.event_id))
+    return [("TCP-A9c", event_id) for event_id in found.values()]
 
 
 def tripoker_payouts(
@@ -370,7 +489,7 @@ def holdem_payouts(
 
 def procedure_findings(stream: TableStream) -> list[Finding]:
     """Every procedure check of the table, in seq order, over its valid, de-duplicated events."""
-    findings = deck_counts(stream) + cuts(stream)
+    findings = deck_counts(stream) + cuts(stream) + new_decks(stream)
     profile = load_profile(
         {
             Game.PAI_GOW: "pai-gow/pe-1999",
@@ -391,7 +510,10 @@ def procedure_findings(stream: TableStream) -> list[Finding]:
                 findings += unbet_groups_unseen(events)
                 findings += house_way_followed(events, profile)
                 findings += pai_gow_payouts(round_id, events, profile)
+                findings += pai_gow_payment_order(events)
         elif isinstance(profile, TripokerProfile):
+            findings += tripoker_deal(events)
+            findings += tripoker_bets(events)
             findings += tripoker_dealer(events, profile)
             findings += tripoker_payouts(round_id, events, profile)
         else:

@@ -55,6 +55,27 @@ def test_a_games_own_option_overrides_the_tables_per_game(tmp_path: Path) -> Non
     assert {game: len(tables) for game, tables in games.items()} == {"pai_gow": 2, "holdem": 1}
 
 
+def test_a_profile_option_opens_its_games_tables_under_that_released_version(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "night.jsonl"
+    args = ["simulate", "--tables-per-game", "1", "--hours", "0.5", "--faults", "none", "--quiet"]
+    result = CliRunner().invoke(
+        main, [*args, "--profile", "tripoker/standard@1", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    opened = {}
+    for line in out.read_bytes().splitlines():
+        event = parse_event(line)
+        if event.event_type == "table_opened":
+            opened[event.game.value] = (event.profile, event.profile_version)
+    assert opened == {
+        "pai_gow": ("pai-gow/pe-1999", 1),
+        "tripoker": ("tripoker/standard", 1),
+        "holdem": ("holdem/pe-2007", 1),
+    }
+
+
 def test_bad_input_exits_2_with_a_clear_message(tmp_path: Path) -> None:
     runner = CliRunner()
     out = str(tmp_path / "x.jsonl")
@@ -66,6 +87,20 @@ def test_bad_input_exits_2_with_a_clear_message(tmp_path: Path) -> None:
         (["simulate", "--out", out, "--tables-per-game", "0"], "no tables"),
         (["simulate", "--out", out, "--start", "2025-01-10T23:00"], "UTC offset"),
         (["publish", str(tmp_path / "missing.jsonl")], "does not exist"),
+        (["simulate", "--out", out, "--profile", "tripoker/vegas"], "unknown profile"),
+        (["simulate", "--out", out, "--profile", "tripoker/standard@9"], "v9 is not released"),
+        (
+            [
+                "simulate",
+                "--out",
+                out,
+                "--profile",
+                "tripoker/standard",
+                "--profile",
+                "tripoker/pe-2005",
+            ],
+            "two profiles for tripoker",
+        ),
     ]
     for args, words in cases:
         result = runner.invoke(main, args)

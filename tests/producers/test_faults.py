@@ -3,6 +3,7 @@ faults off, none is."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -14,6 +15,7 @@ from tests.producers.oracle import all_findings, split_tables
 # Rates high enough to inject each fault several times in a short night.
 RATES = {
     Fault.DECK_COUNT: 0.5,
+    Fault.UNINSPECTED_DECK: 0.5,
     Fault.SEQ_GAP: 0.004,
     Fault.DUPLICATE_EVENT: 0.004,
     Fault.OUT_OF_ORDER: 0.004,
@@ -105,3 +107,25 @@ def test_every_fault_names_a_rule_for_each_game_it_can_happen_in() -> None:
         for rule in (*spec.rule_ids.values(), *spec.companion_rule_ids.values()):
             assert rule.split("-")[0] in {"PGP", "TCP", "THP", "ALL", "DEF", "EVT"}, rule
         assert 0 < spec.default_rate < 1
+
+
+def test_a_wrong_deal_changes_only_the_places_of_the_faulted_rounds_cards() -> None:
+    """The deal_order fault draws from its own generator and keeps the hands: a night with it
+    is the night without it but for the `deal_order` of the faulted rounds' cards_dealt."""
+    truth: list[FaultRecord] = []
+    tables = {Game.TRIPOKER: 2}
+    clean = list(simulate(tables=tables, hours=3, seed=9, faults={}))
+    wrong = list(
+        simulate(
+            tables=tables, hours=3, seed=9, faults={Fault.DEAL_ORDER: 0.2}, on_fault=truth.append
+        )
+    )
+    faulted = {r.round_id for r in truth}
+    assert len(faulted) >= 10 and {r.rule_id for r in truth} == {"TCP-A10a"}
+    assert len(clean) == len(wrong)
+    pairs = zip(clean, wrong, strict=True)
+    changed = [(json.loads(a.value), json.loads(b.value)) for a, b in pairs if a != b]
+    assert changed
+    for before, after in changed:
+        assert after["event_type"] == "cards_dealt" and after["round_id"] in faulted
+        assert {**before, "deal_order": None} == {**after, "deal_order": None}

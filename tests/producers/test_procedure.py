@@ -30,6 +30,7 @@ from events.models import (
     TableOpened,
 )
 from events.schema import SCHEMA_PATH
+from games.tripoker import checks as tripoker_checks
 from producers.simulator import Fault, Message, simulate
 from rules.cards import card_str, deck
 from tests.producers.oracle import (
@@ -232,6 +233,15 @@ def test_tcp_a10_three_rounds_dealer_last_third_dealer_card_up_the_rest_down(
         assert faces == {n: False, 2 * n: False, 3 * n: True}  # the dealer last each round
         places = sorted(p for e in dealt for p in e.deal_order)
         assert places == list(range(1, 3 * n + 1))
+        # TCP-A10a: one card per round to each seat with a bet, from the dealer's left (seat
+        # numbers ascending), before the dealer's.
+        bettors = sorted({e.seat for e in events if isinstance(e, BetPlaced)})
+        assert sorted(e.seat for e in players) == bettors
+        for i, seat in enumerate(bettors, start=1):
+            (hand,) = (e for e in players if e.seat == seat)
+            assert list(hand.deal_order) == [i, n + i, 2 * n + i]
+        # ... and the platform's check agrees: no TCP-A10a on an honest night.
+        assert tripoker_checks.tripoker_deal_order(events) == []
         rounds += 1
     assert rounds >= 1000
 

@@ -3,13 +3,18 @@ them too, in tests/consumers; these cover what it never injects)."""
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from typing import Any
 
+import pytest
+
 from events import Event, validate_event
-from events.models import Game
+from events.models import CardsDealt, Game
+from games.base import RoundEvents
 from games.pai_gow import checks as pai_gow_checks
 from games.pai_gow.rules import serpentine_deal_order
+from games.profiles import load_profile
 from games.registry import GAMES
 from games.tripoker import checks as tripoker_checks
 from rules import procedure
@@ -181,3 +186,154 @@ def test_tcp_a10b_the_dealers_third_card_face_up_under_pe_2005() -> None:
     assert rules_of(tripoker_checks.tripoker_exposed_card([down, up], exposed=set())) == [
         "TCP-A10b"
     ]
+
+
+# ---- TCP-A10a: three rounds, one card each, left to right, the dealer last -------------------
+
+_TCP_DECK = [f"{r}{s}" for s in "cdhs" for r in "23456789TJQKA"]
+DEALER = None  # the dealer's key in a deal below
+
+
+def _tripoker_deal(
+    places: dict[int | None, list[int]], bettors: list[int] | None = None
+) -> list[Event]:
+    """Bets by `bettors` (default: the seats in `places`), then each seat's cards in seat order,
+    then the dealer's (`DEALER`): face down, the last face up (TCP-A10b under pe-2005)."""
+    seats = sorted(s for s in places if s is not None)
+    events = [bet(seat, game="tripoker") for seat in (seats if bettors is None else bettors)]
+    deck = iter(_TCP_DECK)
+    for seat in seats:
+        cards = [next(deck) for _ in places[seat]]
+        events.append(dealt("seat", cards, places[seat], game="tripoker", seat=seat))
+    dealer = places.get(DEALER, [])
+    cards = [next(deck) for _ in dealer]
+    if len(dealer) > 1:
+        events.append(dealt("dealer", cards[:-1], dealer[:-1], game="tripoker"))
+    if dealer:
+        events.append(dealt("dealer", cards[-1:], dealer[-1:], game="tripoker", face_up=True))
+    return events
+
+
+def _deal_order(events: list[Event]) -> list[procedure.Finding]:
+    return tripoker_checks.tripoker_deal_order(events)
+
+
+def test_tcp_a10a_three_rounds_left_to_right_dealer_last_is_accepted() -> None:
+    # One player: player, dealer, player, dealer, player, dealer.
+    assert _deal_order(_tripoker_deal({4: [1, 3, 5], DEALER: [2, 4, 6]})) == []
+    # Seats 2, 5 and 7 (ascending seats are left to right, from the dealer's left).
+    deal = {2: [1, 5, 9], 5: [2, 6, 10], 7: [3, 7, 11], DEALER: [4, 8, 12]}
+    assert _deal_order(_tripoker_deal(deal)) == []
+    # Seven players, the most a table has.
+    full: dict[int | None, list[int]] = {s: [s, 8 + s, 16 + s] for s in range(1, 8)}
+    assert _deal_order(_tripoker_deal({**full, DEALER: [8, 16, 24]})) == []
+
+
+def test_tcp_a10a_dealer_dealt_before_the_player_in_each_round() -> None:
+    """The case from the report: dealer 1, 3, 5 and the player 2, 4, 6."""
+    events = _tripoker_deal({3: [2, 4, 6], DEALER: [1, 3, 5]})
+    found = _deal_order(events)
+    assert rules_of(found) == ["TCP-A10a"]
+    assert found[0].check == "deal_order" and found[0].severity is procedure.Severity.MAJOR
+    assert found[0].event_id == str(events[1].event_id)  # the seat's cards, the first dealt event
+    assert found[0].evidence == {
+        "recipient": "seat",
+        "seat": 3,
+        "expected": [1, 3, 5],
+        "seen": [2, 4, 6],
+        "players": [3],
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "places"),
+    [
+        ("dealer first in each round", {1: [2, 5, 8], 4: [3, 6, 9], DEALER: [1, 4, 7]}),
+        ("right to left", {1: [2, 5, 8], 4: [1, 4, 7], DEALER: [3, 6, 9]}),
+        ("a player two in a row", {1: [1, 2, 7], 4: [3, 5, 8], DEALER: [4, 6, 9]}),
+        ("hand by hand", {1: [1, 2, 3], 4: [4, 5, 6], DEALER: [7, 8, 9]}),
+        ("dealer not last in round 3", {1: [1, 4, 8], 4: [2, 5, 9], DEALER: [3, 6, 7]}),
+        ("dealer's cards at the end", {1: [1, 3, 5], 4: [2, 4, 6], DEALER: [7, 8, 9]}),
+        ("a gap in the numbering", {1: [1, 4, 7], 4: [2, 5, 8], DEALER: [3, 6, 10]}),
+        ("a place beyond the deal", {1: [1, 4, 64], 4: [2, 5, 8], DEALER: [3, 6, 9]}),
+        ("a place given twice", {1: [1, 4, 7], 4: [2, 5, 8], DEALER: [3, 3, 9]}),
+        ("a place shared by two", {1: [1, 4, 7], 4: [1, 5, 8], DEALER: [3, 6, 9]}),
+    ],
+)
+def test_tcp_a10a_out_of_order_deals_are_one_finding(
+    name: str, places: dict[int | None, list[int]]
+) -> None:
+    found = _deal_order(_tripoker_deal(places))
+    assert rules_of(found) == ["TCP-A10a"], name
+
+
+def test_tcp_a10a_exactly_one_way_to_deal_two_players_passes() -> None:
+    """Every assignment of places 1..9 to two players and the dealer, three each: only the
+    regulation's is accepted, and none raises."""
+    base = _tripoker_deal({2: [1, 2, 3], 6: [4, 5, 6], DEALER: [7, 8, 9]})
+    bets, (seat_2, seat_6, down, up) = base[:2], base[2:]
+    accepted = []
+    for first in itertools.combinations(range(1, 10), 3):
+        rest = [p for p in range(1, 10) if p not in first]
+        for second in itertools.combinations(rest, 3):
+            dealer = [p for p in rest if p not in second]
+            places = {2: list(first), 6: list(second), DEALER: dealer}
+            events = [
+                *bets,
+                seat_2.model_copy(update={"deal_order": list(first)}),
+                seat_6.model_copy(update={"deal_order": list(second)}),
+                down.model_copy(update={"deal_order": dealer[:2]}),
+                up.model_copy(update={"deal_order": dealer[2:]}),
+            ]
+            if not _deal_order(events):
+                accepted.append(places)
+    assert accepted == [{2: [1, 4, 7], 6: [2, 5, 8], DEALER: [3, 6, 9]}]
+
+
+def test_tcp_a10a_cards_to_a_seat_without_a_bet() -> None:
+    # Seat 5 has no bet, yet it is dealt between the player and the dealer.
+    events = _tripoker_deal({1: [1, 4, 7], 5: [2, 5, 8], DEALER: [3, 6, 9]}, bettors=[1])
+    found = _deal_order(events)
+    assert rules_of(found) == ["TCP-A10a"]
+    assert found[0].evidence["seat"] == 5 and found[0].evidence["expected"] is None
+
+
+def test_tcp_a10a_a_player_or_the_dealer_dealt_nothing() -> None:
+    # Seat 4 bet and was skipped; the others got the places a deal to both would give them.
+    events = _tripoker_deal({1: [1, 4, 7], DEALER: [3, 6, 9]}, bettors=[1, 4])
+    found = _deal_order(events)
+    assert rules_of(found) == ["TCP-A10a"]
+    assert found[0].evidence["seat"] == 4 and found[0].evidence["seen"] == []
+    # No dealer card at all.
+    found = _deal_order(_tripoker_deal({1: [1, 3, 5]}))
+    assert rules_of(found) == ["TCP-A10a"] and found[0].evidence["recipient"] == "dealer"
+
+
+def test_tcp_a10a_leaves_to_other_checks_what_they_report() -> None:
+    tripoker = GAMES[Game.TRIPOKER]
+    profile = load_profile("tripoker/pe-2005")
+    # A hand of two cards: TCP-A8 reports it, the order of such a deal is not judged again.
+    short = _tripoker_deal({1: [1, 3], DEALER: [2, 4, 6]})
+    assert rules_of(tripoker.checks(RoundEvents(short), profile)) == ["TCP-A8"]
+    # A card seen twice, dealt in the right order: ALL-3 only.
+    twice = _tripoker_deal({1: [1, 3, 5], DEALER: [2, 4, 6]})
+    assert isinstance(twice[1], CardsDealt)
+    twice[1] = twice[1].model_copy(update={"cards": ["2c", "2c", "3c"]})
+    assert rules_of(procedure.duplicate_cards(tripoker.table_rules, twice)) == ["ALL-3"]
+    assert tripoker.checks(RoundEvents(twice), profile) == []
+    # A voided round (its bets are returned, ALL-5): not judged, and no exception.
+    wrong = _tripoker_deal({1: [2, 4, 6], DEALER: [1, 3, 5]})
+    assert _deal_order([*wrong, ev("round_voided", "tripoker", reason="misdeal")]) == []
+    # Nothing dealt to a player or the dealer: nothing to judge.
+    assert _deal_order([bet(1, game="tripoker")]) == []
+    assert _deal_order([]) == []
+
+
+def test_tcp_a10a_is_checked_under_every_tripoker_profile() -> None:
+    """Art. 10's order is not among the profile's choices (DEF-TCP6 differs only in TCP-A10b
+    and TCP-A11b): the `standard` profile is held to it too."""
+    wrong = RoundEvents(_tripoker_deal({1: [2, 4, 6], DEALER: [1, 3, 5]}))
+    tripoker = GAMES[Game.TRIPOKER]
+    for name in ("tripoker/pe-2005", "tripoker/standard"):
+        found = rules_of(tripoker.checks(wrong, load_profile(name)))
+        assert "TCP-A10a" in found, name

@@ -25,9 +25,11 @@ from rules.rankings import Category
 C = Category
 
 
-def builtin_text(name: str) -> str:
+def builtin_text(name: str, version: int = 1) -> str:
     game, _, variant = name.partition("/")
-    return resources.files("rules").joinpath("profiles", game, f"{variant}.toml").read_text()
+    return (
+        resources.files("rules").joinpath("profiles", game, variant, f"v{version}.toml").read_text()
+    )
 
 
 @pytest.mark.parametrize("name", BUILTIN_PROFILES)

@@ -8,6 +8,7 @@ select
     banker_position,
     profile,
     profile_version,
+    profile_hash,
     started_at,
     ended_at,
     status,
