@@ -252,6 +252,15 @@ def _open(store: lakes.Lake) -> Any:
         [store.attach_sql(read_only=True, snapshot=snapshot)], use=lakes.LAKE_ALIAS
     )
     readonly.lock(con, [store.data_path])
+    missing = {"rounds", "settlements", "events", "jackpot_ledger"} - {
+        name for (name,) in con.execute("SHOW TABLES").fetchall()
+    }
+    if missing:
+        con.close()
+        raise lakes.LakeError(
+            f"{store.root} is not a settlement lake (no {', '.join(sorted(missing))} table): "
+            "give the lake the consumer writes, not the marts store"
+        )
     return con
 
 
@@ -359,7 +368,9 @@ def day_range(start: date | None, end: date | None) -> tuple[date | None, date |
     """`--from`/`--to` (both inclusive) as the half-open range the selection takes."""
     if start is not None and end is not None and end < start:
         raise WhatIfError(f"--to {end} is before --from {start}")
-    return start, (end + timedelta(days=1) if end is not None else None)
+    if end is None or end == date.max:  # through the last day there is: no upper bound
+        return start, None
+    return start, end + timedelta(days=1)
 
 
 COLUMNS = (

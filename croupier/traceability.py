@@ -538,10 +538,11 @@ def render(matrix: Matrix) -> str:
 
 
 def spec_copies_differ(root: Path, shared: Path) -> list[str]:
-    """The spec files of `docs/spec/` that differ from the team's shared copies in `shared`."""
+    """The spec files of `docs/spec/` that differ from the team's shared copies in `shared`, or
+    that `shared` lacks (a wrong folder must not pass as "identical")."""
     return [
         name
         for name in SPEC_FILES
-        if (shared / name).is_file()
-        and (shared / name).read_bytes() != (root / "docs" / "spec" / name).read_bytes()
+        if not (shared / name).is_file()
+        or (shared / name).read_bytes() != (root / "docs" / "spec" / name).read_bytes()
     ]

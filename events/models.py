@@ -172,7 +172,7 @@ class TableOpened(_TableEvent):
     event_type: Literal["table_opened"]
     schema_version: Literal[1]
     profile: Ident
-    profile_version: Annotated[int, Strict(), Field(ge=1)]
+    profile_version: Annotated[int, Strict(), Field(ge=1, le=2**31 - 1)]  # an INTEGER column
     seats: Annotated[int, Strict(), Field(ge=1, le=7)]
     limits: Annotated[list[SpotLimit], Field(min_length=1)]
     payout_cap_cents: PositiveCents | None = None

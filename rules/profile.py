@@ -174,8 +174,11 @@ def _files() -> dict[tuple[str, int], Traversable]:
     return _with_own(extra)
 
 
-@functools.cache
 def _with_own(folder: str) -> dict[tuple[str, int], Traversable]:
+    """Read each time (a small folder): a version released while a consumer runs is seen at the
+    next round that names it; what was loaded stays cached by `games.profiles`."""
+    if not Path(folder).is_dir():
+        raise ProfileError(f"{PROFILES_ENV}={folder}: not a folder of released profiles")
     own = _released(Path(folder))
     clash = sorted(set(own) & set(_BUILTIN))
     if clash:
@@ -205,7 +208,7 @@ def split_ref(ref: str) -> tuple[str, int | None]:
     name, at, version = ref.partition("@")
     if not at:
         return ref, None
-    if not version.isdigit() or int(version) < 1:
+    if not re.fullmatch(r"[0-9]+", version) or int(version) < 1:
         raise ProfileError(f"{ref!r}: the version after '@' must be a number from 1")
     return name, int(version)
 
@@ -222,7 +225,17 @@ def builtin_profile_text(name: str, version: int | None = None) -> str:
     if chosen not in versions:
         listed = ", ".join(f"v{v}" for v in versions)
         raise ProfileError(f"{name} v{chosen} is not released (released: {listed})")
-    return _files()[name, chosen].read_text(encoding="utf-8")
+    return read_text(_files()[name, chosen], f"{name} v{chosen}")
+
+
+def read_text(file: Traversable | Path, source: str) -> str:
+    """A profile file's text; one that cannot be read or is not UTF-8 is a `ProfileError`."""
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise ProfileError(f"{source}: cannot be read ({exc.strerror or exc})") from None
 
 
 def load_released(name: str, version: int | None, types: Sequence[type[Profile]]) -> Profile:

@@ -25,7 +25,7 @@ from rules.profile import (
     ProfileError,
     load_house_way,
     profile_names,
-    split_ref,
+    read_text,
 )
 from rules.settlement import RoundError, RoundSettlement
 
@@ -34,16 +34,16 @@ def resolve_profile(value: str) -> Profile:
     """A released profile, ``NAME`` (its latest version) or ``NAME@VERSION``, or the path of a
     casino's own profile file (TOML)."""
     try:
-        if split_ref(value)[0] in profile_names():
-            return load_profile(value)
         path = Path(value)
+        if not path.is_file() and value.partition("@")[0] in profile_names():
+            return load_profile(value)
         if not path.is_file():
             raise click.BadParameter(
                 f"{value!r} is neither a released profile ({', '.join(profile_names())}, "
                 "optionally @VERSION) nor a profile file",
                 param_hint="--profile",
             )
-        return parse_profile(path.read_text(encoding="utf-8"), source=str(path))
+        return parse_profile(read_text(path, str(path)), source=str(path))
     except ProfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--profile") from None
 

@@ -50,9 +50,13 @@ def trace(check: bool, out: Path | None, shared_spec: Path | None) -> None:
             failed = True
         if shared_spec is not None:
             for name in tr.spec_copies_differ(tr.ROOT, shared_spec):
-                click.echo(f"docs/spec/{name} differs from {shared_spec / name}", err=True)
+                click.echo(f"docs/spec/{name} differs from {shared_spec / name} (or it is "
+                           "missing)", err=True)  # fmt: skip
                 failed = True
         click.echo(f"{len(matrix.rows)} rule IDs: {counts}")
         sys.exit(1 if failed else 0)
-    target.write_text(text, encoding="utf-8")
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {target}: {exc.strerror or exc}") from None
     click.echo(f"{len(matrix.rows)} rule IDs ({counts}) written to {target}")

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from croupier.commands.lake import lake_option
 from infra import lake as lakes
 
 # Exit codes beyond click's (2: bad usage or input).
@@ -73,13 +74,7 @@ MART = "agg_what_if_daily"
     show_default=True,
     help="Output: a table (soles), or CSV / JSON lines (céntimos, hold as a fraction).",
 )
-@click.option(
-    "--lake",
-    "lake_path",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Lake to read (default: the configured lake, var/lake).",
-)
+@lake_option
 @click.option(
     "--store",
     is_flag=True,
@@ -266,11 +261,18 @@ def _store(lake: lakes.Lake, marts: Path, comparison: Any) -> None:
     ]
     kept: list[dict[str, Any]] = []
     if path.is_file():
-        kept = [
-            row
-            for row in pq.read_table(path).to_pylist()
-            if (row["whatif_profile"], row["decisions"], row["game"]) != key
-        ]
+        try:
+            kept = [
+                row
+                for row in pq.read_table(path).to_pylist()
+                if (row["whatif_profile"], row["decisions"], row["game"]) != key
+            ]
+        except (pa.ArrowException, OSError, KeyError) as exc:
+            # never overwritten unasked: what it holds may be the only copy of past comparisons
+            raise click.ClickException(
+                f"cannot read the stored comparisons {path} ({exc}); nothing was stored: move "
+                "the file aside (or delete it) to store again"
+            ) from None
     schema = pa.schema(
         [
             ("whatif_profile", pa.string()),

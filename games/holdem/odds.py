@@ -122,6 +122,10 @@ def published_rules(profile: HoldemProfile) -> dict[str, object]:
         "ante_pays": paytable_key(profile.ante_pays),
         "dealer_qualifies_with": hand_key(profile.dealer_qualifier),
         "call_multiple": profile.call_multiple,
+        # the published figures are for uncapped play: a cap that cuts the simulated ante's best
+        # win (THP-A2c) changes the edge
+        "payout_cap_binds": profile.payout_cap_cents
+        < (max(v for _, v in profile.ante_pays.lines()) + profile.call_multiple) * ANTE_CENTS,
     }
 
 

@@ -137,11 +137,13 @@ def pai_gow_payment_order(events: Sequence[Event]) -> list[Finding]:
       counts against it; the dealer's and the banker's hands must be shown before it. A hand
       set again later (staff re-setting the banker's hands, PGP-A13b) is not judged once it
       was shown before; a hand shown at a position without a bet is PGP-A12b's.
-    - One end to the other: the seats of the `payout_recorded` events, in stream order, only
-      rise or only fall (seats are numbered around the table from the dealer's left; the same
-      seat twice in a row is one payment). Position 0, the dealer's, is not along that line and
-      is not judged. One finding, at the first payment against the direction the first two
-      seats set ("payment_order").
+    - One end to the other: the seats of the payments (`payout_recorded` with winnings paid,
+      `paid_cents` > 0), in stream order, only rise or only fall (seats are numbered around the
+      table from the dealer's left; the same seat twice in a row is one payment). Losing bets
+      go to the tray as soon as they lose (PGP-A17a) and pushes move nothing, so collections
+      and pushes, wherever they fall, are not payments and are not judged; position 0, the
+      dealer's, is not along that line either. One finding, at the first payment against the
+      direction the first two seats set ("payment_order").
 
     A voided round pays nothing (its bets are returned): not judged. Never raises."""
     if any(isinstance(e, RoundVoided) for e in events):
@@ -177,7 +179,8 @@ def pai_gow_payment_order(events: Sequence[Event]) -> list[Finding]:
         )
     direction = 0
     last: int | None = None
-    for payout in payouts:
+    paid = [p for p in payouts if p.paid_cents > 0]
+    for payout in paid:
         if payout.seat == DEALER:
             continue
         if last is not None and payout.seat != last:
@@ -193,7 +196,7 @@ def pai_gow_payment_order(events: Sequence[Event]) -> list[Finding]:
                         Severity.MAJOR,
                         seat=payout.seat,
                         after_seat=last,
-                        seats=[p.seat for p in payouts],
+                        seats=[p.seat for p in paid],
                     )
                 )
                 break

@@ -261,7 +261,8 @@ class PaiGowTable(TableSim):
 
     def _payment_order_faults(self, events: list[Pending]) -> None:
         """PGP-A17d faults, in place: the dealer's hand shown after the first payment
-        (Fault.PAID_BEFORE_SHOWN), or the lowest seat paid last (Fault.PAYMENT_ORDER)."""
+        (Fault.PAID_BEFORE_SHOWN), or the lowest seat's winnings paid next to last
+        (Fault.PAYMENT_ORDER)."""
         paid = [i for i, e in enumerate(events) if e.event_type == "payout_recorded"]
         if not paid:
             return
@@ -280,15 +281,18 @@ class PaiGowTable(TableSim):
                 )
                 events.insert(first + 1, hand)
                 return
-        seats = {events[i].payload["seat"] for i in paid} - {DEALER}
+        # the payments (winnings paid) along the table; collections and pushes are not judged
+        paying = [
+            i
+            for i in paid
+            if events[i].payload["paid_cents"] > 0 and events[i].payload["seat"] != DEALER
+        ]
+        seats = {events[i].payload["seat"] for i in paying}
         if self._pay_chance(Fault.PAYMENT_ORDER) and len(seats) >= 3:
-            lowest = min(
-                (i for i in paid if events[i].payload["seat"] != DEALER),
-                key=lambda i: events[i].payload["seat"],
-            )
+            lowest = min(paying, key=lambda i: events[i].payload["seat"])
             moved = events.pop(lowest)
             moved = moved._replace(faults=(*moved.faults, Fault.PAYMENT_ORDER))
-            events.insert(paid[-1], moved)
+            events.insert(paying[-1], moved)  # just before the last payment
 
     def _bet(self, seat: int, amount: int, ref: str, fault: Fault | None = None) -> Pending:
         payload = {"seat": seat, "spot": "main", "amount_cents": amount, "player_ref": ref}

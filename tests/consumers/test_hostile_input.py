@@ -162,6 +162,26 @@ def test_a_bet_on_a_spot_the_game_does_not_take_is_never_settled_as_another(
     assert_untouched_equal(clean, by_round(con), set(changed))
 
 
+def test_a_profile_version_beyond_the_lakes_column_is_a_dead_letter_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    """A `table_opened` naming version 3,000,000,000 once passed the contract and then failed the
+    batch's commit (the lake's INTEGER column): the consumer stopped at that offset for good.
+    The contract bounds the version; the event is a dead letter and the table's rounds wait
+    for a table_opened (EVT stream findings), every other table untouched."""
+    events = decode(CLEAN.messages)
+    opened = find(events, lambda e: e["event_type"] == "table_opened" and e["game"] == "tripoker")
+    events[opened]["profile_version"] = 3_000_000_000
+    con = settle(tmp_path, encode(events))
+    (reason, detail) = con.execute("SELECT reason, detail FROM dead_letters").fetchone()
+    assert reason == "schema" and "profile_version" in detail
+    others = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE status <> 'settled') FROM rounds "
+        "WHERE game <> 'tripoker'"
+    ).fetchone()
+    assert others is not None and others[0] > 0 and others[1] == 0
+
+
 def test_an_error_in_the_engine_is_contained_to_its_round(
     tmp_path: Path, clean: dict[str, tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:

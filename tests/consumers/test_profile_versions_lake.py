@@ -107,3 +107,68 @@ def test_rounds_of_a_version_not_installed_stay_unsettled_and_lose_nothing(
     assert [s[:2] for s in statuses] == [("TP-01", "settled"), ("TP-02", "unsettled")]
     assert "tripoker/standard v2 is not released (released: v1)" in statuses[1][2]
     assert events == len(two_versions)
+
+
+def test_the_marts_build_over_versions_without_house_edges_and_list_them(
+    tmp_path: Path, two_versions: list[Message]
+) -> None:
+    """A casino's own version (no row in the house-edge seed yet) and a version not released
+    here (a device's typo) do not stop `croupier build`: dim_profiles lists each version tables
+    opened under, says which have no house edges, and the settled rounds are in the facts."""
+    from infra import lake as lakes
+    from infra.marts import build_marts, connect_marts
+
+    typo = [
+        Message(
+            key=m.key.replace("TP-01", "TP-03"),
+            value=m.value.replace(b"TP-01", b"TP-03").replace(
+                b'"profile_version":1,', b'"profile_version":5,'
+            ),
+        )
+        for m in table_night(1, seed=5, table_id="TP-01")
+    ]
+    in_process(two_versions + typo, tmp_path / "lake", "night")
+    build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True)
+    con = connect_marts(tmp_path / "marts")
+    try:
+        profiles = con.execute(
+            "SELECT profile_key, has_house_edges, tables_using FROM dim_profiles "
+            "WHERE profile = 'tripoker/standard' ORDER BY profile_version"
+        ).fetchall()
+        statuses = dict(
+            con.execute(
+                "SELECT table_id, list(DISTINCT status) FROM fct_rounds GROUP BY 1"
+            ).fetchall()
+        )
+    finally:
+        con.close()
+    assert profiles == [
+        ("tripoker/standard@1", True, 1),
+        ("tripoker/standard@2", False, 1),
+        ("tripoker/standard@5", False, 1),
+    ]
+    assert statuses == {"TP-01": ["settled"], "TP-02": ["settled"], "TP-03": ["unsettled"]}
+
+
+def test_a_lake_made_before_profile_hash_still_builds(tmp_path: Path) -> None:
+    """The consumer adds a new lake column when it next writes; the build only reads, so a lake
+    no consumer opened since still builds (the column is null in staging; before, staging
+    failed on it and the build stopped)."""
+    from infra import lake as lakes
+    from infra.marts import build_marts, connect_marts
+
+    lake = lakes.Lake(root=tmp_path / "lake")
+    in_process(table_night(1, seed=3, table_id="TP-01"), lake.root, "night")
+    con = lakes.connect(lake)
+    try:
+        con.execute("ALTER TABLE rounds DROP COLUMN profile_hash")  # as a lake made before it
+    finally:
+        con.close()
+    build_marts(lake, tmp_path / "marts", quiet=True)
+    marts = connect_marts(tmp_path / "marts")
+    try:
+        row = marts.execute("SELECT count(*) FILTER (WHERE status = 'settled') FROM fct_rounds")
+        settled = row.fetchone()
+    finally:
+        marts.close()
+    assert settled is not None and settled[0] > 50

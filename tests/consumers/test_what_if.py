@@ -231,3 +231,19 @@ def test_the_cli_refuses_a_missing_lake(tmp_path: Path) -> None:
         main, ["what-if", "--lake", str(tmp_path / "none"), "--profile", "tripoker/standard"]
     )
     assert result.exit_code == 2 and "no lake" in result.output
+
+
+def test_the_last_day_there_is_and_a_marts_store_are_no_traceback(demo_lake: lakes.Lake) -> None:
+    base = ["what-if", "--lake", str(demo_lake.root), "--profile", "tripoker/standard"]
+    whole = CliRunner().invoke(main, [*base, "--format", "json"])
+    to_the_end = CliRunner().invoke(main, [*base, "--format", "json", "--to", "9999-12-31"])
+    assert whole.exit_code == to_the_end.exit_code == 0, to_the_end.output
+    assert to_the_end.output == whole.output
+    marts = demo_lake.root.parent / "not-a-lake"
+    built = lakes.Lake(root=marts)
+    con = lakes.connect(built, create=True)
+    con.close()
+    result = CliRunner().invoke(main, ["what-if", "--lake", str(marts), "--profile",
+                                       "tripoker/standard"])  # fmt: skip
+    assert result.exit_code == 1 and "not a settlement lake" in result.output
+    assert "Traceback" not in result.output

@@ -212,3 +212,20 @@ def test_odds_bad_input_exits_2(args: list[str], message: str) -> None:
     code, out, err = run("odds", *args)
     assert code == 2 and out == ""
     assert message in err
+
+
+def test_a_profile_file_whose_path_has_an_at_sign_or_bad_bytes(tmp_path: Path) -> None:
+    from importlib import resources
+
+    text = resources.files("rules").joinpath("profiles", "tripoker", "standard", "v1.toml")
+    at = tmp_path / "my@casino.toml"
+    at.write_text(text.read_text().replace("tripoker/standard", "tripoker/casino-x"))
+    code, out, err = run("odds", "--profile", str(at))
+    assert code == 0, err
+    assert json.loads(out)["profile"] == "tripoker/casino-x"
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes(b"name = '\xe9'\n")
+    code, _, err = run("odds", "--profile", str(bad))
+    assert code == 2 and "not UTF-8" in err and "Traceback" not in err
+    code, _, err = run("odds", "--profile", "tripoker/standard@²")
+    assert code == 2 and "version after '@'" in err and "Traceback" not in err

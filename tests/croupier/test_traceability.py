@@ -81,10 +81,13 @@ def test_citations_read_the_ways_ids_are_written() -> None:
     assert tr.leaves_of({"TCP-A4", "TCP-A1"}, leaves, families=False) == set()
 
 
-def test_the_spec_copies_are_the_shared_spec() -> None:
-    if not SHARED_SPEC.is_dir():
-        pytest.skip("no shared spec folder on this machine")
-    assert tr.spec_copies_differ(tr.ROOT, SHARED_SPEC) == []
+def test_the_spec_copies_are_the_shared_spec(tmp_path: Path) -> None:
+    # a folder without the files (a wrong path) never passes as identical
+    assert tr.spec_copies_differ(tr.ROOT, tmp_path) == list(tr.SPEC_FILES)
+    (tmp_path / tr.SPEC_FILES[0]).write_text("changed\n")
+    assert tr.spec_copies_differ(tr.ROOT, tmp_path) == list(tr.SPEC_FILES)
+    if SHARED_SPEC.is_dir():  # the team's folder, where this machine has it (a clone may not)
+        assert tr.spec_copies_differ(tr.ROOT, SHARED_SPEC) == []
 
 
 def test_croupier_trace_check_fails_on_a_stale_file(tmp_path: Path) -> None:

@@ -84,6 +84,17 @@ def test_the_panel_shows_the_command_then_the_stored_comparison(
     at = _revenue(monkeypatch, own_marts)
     assert _metrics(at)["House result re-settled"] == _money(whatif)
 
+    # A stored file that cannot be read is never overwritten unasked: a clear error, kept as is.
+    stored_file = own_marts / "what_if" / "comparisons.parquet"
+    stored_file.write_bytes(b"not parquet")
+    again = CliRunner().invoke(
+        main,
+        ["what-if", "--lake", str(demo_stores.lake), "--marts", str(own_marts), "--profile",
+         "tripoker/standard", "--store"],
+    )  # fmt: skip
+    assert again.exit_code == 1 and "cannot read the stored comparisons" in again.output
+    assert stored_file.read_bytes() == b"not parquet"
+
 
 def test_surveillance_never_gets_the_panel(dashboard_env: Path) -> None:
     """The panel lives on the Revenue page, which the router and the page refuse to

@@ -318,7 +318,8 @@ def pai_gow_payment_order(events: Sequence[Event]) -> list[Finding]:
     }
     if needed - shown:
         findings.append(("PGP-A17d", str(paid[0].event_id)))
-    seats = [(e.seat, e) for e in paid if e.seat != 0]
+    # along the table: the winnings paid (a loser's bet goes to the tray at once, PGP-A17a)
+    seats = [(e.seat, e) for e in paid if e.seat != 0 and e.paid_cents > 0]
     steps = [(b[0] > a[0]) - (b[0] < a[0]) for a, b in itertools.pairwise(seats)]
     moves = [(step, e) for step, (_, e) in zip(steps, seats[1:], strict=True) if step]
     for (first, _), (step, event) in itertools.product(moves[:1], moves[1:]):

@@ -16,6 +16,7 @@ from tests.producers.oracle import all_findings, split_tables
 RATES = {
     Fault.DECK_COUNT: 0.5,
     Fault.UNINSPECTED_DECK: 0.5,
+    Fault.PAYMENT_ORDER: 0.5,  # needs three seats paid winnings in one round
     Fault.SEQ_GAP: 0.004,
     Fault.DUPLICATE_EVENT: 0.004,
     Fault.OUT_OF_ORDER: 0.004,

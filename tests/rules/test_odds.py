@@ -5,6 +5,7 @@ settlement engine settles; published figures quoted only beside the rules they b
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tomllib
 from pathlib import Path
@@ -113,6 +114,21 @@ def test_published_figures_are_keyed_by_every_rule_field_of_the_wager() -> None:
             published_figure("tripoker", "ante_play", rules | {field: other})["house_edge"] is None
         )
     assert published_figure("holdem", "ante_play", rules)["house_edge"] is None
+
+
+def test_a_payout_cap_that_cuts_the_best_win_gets_no_published_holdem_figure() -> None:
+    """The published 2.16 % is for uncapped play: a cap of S/ 10 per seat (THP-A2c) cuts most
+    wins of a S/ 10 ante, so the figure does not belong to these rules."""
+    from games.holdem.odds import published_rules
+
+    pe = load_profile("holdem/pe-2007")
+    assert isinstance(pe, HoldemProfile)
+    assert published_figure("holdem", "ante_call", published_rules(pe))["house_edge_percent"] == (
+        2.16
+    )
+    capped = dataclasses.replace(pe, payout_cap_cents=1_000)
+    assert published_rules(capped)["payout_cap_binds"] is True
+    assert published_figure("holdem", "ante_call", published_rules(capped))["house_edge"] is None
 
 
 def test_tripoker_pair_plus_hit_frequencies_are_the_three_card_counts() -> None:

@@ -47,6 +47,19 @@ def hand(seat: int) -> Event:
 
 
 def pay(seat: int) -> Event:
+    """Winnings paid (less the 5 % commission)."""
+    return ev(
+        "payout_recorded",
+        seat=seat,
+        spot="main",
+        collected_cents=0,
+        paid_cents=5_000,
+        commission_cents=250,
+    )
+
+
+def collect(seat: int) -> Event:
+    """A losing bet taken to the tray (PGP-A17a)."""
     return ev(
         "payout_recorded",
         seat=seat,
@@ -75,6 +88,20 @@ def test_pgp_a17d_every_hand_shown_then_paid_in_one_direction() -> None:
     surrender = ev("player_decided", seat=3, decision="surrender", amount_cents=0)
     rest = [hand(1), surrender, hand(5), hand(0)]
     assert checks([start(), *bets, *rest, pay(1), pay(3), pay(5)]) == []
+
+
+def test_pgp_a17d_losers_collected_first_then_winners_paid_in_one_direction() -> None:
+    """PGP-A17a sends losing bets to the tray at once: collections (and pushes) wherever they
+    fall are not payments along the table; only the winnings paid are judged for order."""
+    bets = [bet(1), bet(2), bet(3), bet(5), bet(6)]
+    shown = [hand(1), hand(2), hand(3), hand(5), hand(6), hand(0)]
+    losers_first = [collect(6), collect(2), pay(1), pay(3), pay(5)]
+    assert checks([start(), *bets, *shown, *losers_first]) == []
+    mixed = [pay(1), collect(6), pay(3), collect(2), pay(5)]
+    assert checks([start(), *bets, *shown, *mixed]) == []
+    # winnings paid out of order are still one finding, collections between them or not
+    wrong = [collect(2), pay(3), collect(6), pay(1), pay(5)]
+    assert checks([start(), *bets, *shown, *wrong]) == [("PGP-A17d", "payment_order")]
 
 
 def test_pgp_a17d_paid_before_the_dealers_hand_is_shown() -> None:

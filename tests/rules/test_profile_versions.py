@@ -108,3 +108,34 @@ def test_a_file_must_state_the_name_and_version_it_is_released_as(
     )
     with pytest.raises(ProfileError, match="the file states tripoker/standard v2"):
         load_profile("tripoker/standard@3")
+
+
+@pytest.mark.parametrize("ref", ["tripoker/standard@²", "tripoker/standard@", "@", "x@0", "x@-1"])
+def test_a_bad_version_is_refused_by_name(ref: str) -> None:
+    with pytest.raises(ProfileError, match="version after '@'"):
+        load_profile(ref)
+
+
+def test_a_casino_file_that_is_not_utf8_or_a_folder_that_is_not_one_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = own_folder(tmp_path, "tripoker/standard", 2, standard_v2())
+    (folder / "tripoker" / "standard" / "v2.toml").write_bytes(b"name = '\xff'\n")
+    monkeypatch.setenv(PROFILES_ENV, str(folder))
+    with pytest.raises(ProfileError, match="tripoker/standard v2: not UTF-8"):
+        load_profile("tripoker/standard@2")
+    monkeypatch.setenv(PROFILES_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(ProfileError, match="not a folder of released profiles"):
+        load_profile("tripoker/standard")
+
+
+def test_a_version_released_while_running_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "own"
+    folder.mkdir()
+    monkeypatch.setenv(PROFILES_ENV, str(folder))
+    with pytest.raises(ProfileError, match="v2 is not released"):
+        load_profile("tripoker/standard@2")
+    own_folder(tmp_path, "tripoker/standard", 2, standard_v2())
+    assert load_profile("tripoker/standard@2").version == 2

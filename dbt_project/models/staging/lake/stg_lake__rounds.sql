@@ -8,7 +8,7 @@ select
     banker_position,
     profile,
     profile_version,
-    profile_hash,
+    {{ lake_column('lake', 'rounds', 'profile_hash', 'varchar') }},
     started_at,
     ended_at,
     status,
