@@ -3,33 +3,16 @@ per article and game: each game's page numbers the same procedure its own way.""
 
 from __future__ import annotations
 
-import uuid
-from itertools import count
 from typing import Any
 
 from consumers import table_checks
 from consumers.state import TableState, apply_table_event
-from events import Event, validate_event
-
-_seq = count(1)
+from events import Event
+from tests.builders import hand_made
 
 
 def ev(event_type: str, game: str, round_id: str | None = None, **fields: Any) -> Event:
-    return validate_event(
-        {
-            "event_id": str(uuid.uuid4()),
-            "event_type": event_type,
-            "schema_version": 1,
-            "casino_id": "c",
-            "table_id": "T-1",
-            "game": game,
-            "round_id": round_id,
-            "seq": next(_seq),
-            "occurred_at": "2025-01-10T23:00:00Z",
-            "source_device": "T-1/console",
-            **fields,
-        }
-    )
+    return hand_made(event_type, game=game, table_id="T-1", round_id=round_id, **fields)
 
 
 def shuffle(game: str, deck: str = "D1") -> Event:

@@ -3,39 +3,23 @@
 
 from __future__ import annotations
 
-import uuid
-from itertools import count
 from typing import Any
 
 import pytest
 
-from events import Event, validate_event
+from events import Event
 from events.models import Game
 from games.base import RoundEvents
 from games.pai_gow.checks import pai_gow_payment_order
 from games.profiles import load_profile
 from games.registry import GAMES
+from tests.builders import hand_made
 
-_seq = count(1)
 HIGH, LOW = ["As", "Ks", "Qs", "Js", "9s"], ["2d", "3d"]
 
 
 def ev(event_type: str, **fields: Any) -> Event:
-    return validate_event(
-        {
-            "event_id": str(uuid.uuid4()),
-            "event_type": event_type,
-            "schema_version": 1,
-            "casino_id": "c",
-            "table_id": "PG-1",
-            "game": "pai_gow",
-            "round_id": "R-1",
-            "seq": next(_seq),
-            "occurred_at": "2025-01-10T23:00:00Z",
-            "source_device": "PG-1/console",
-            **fields,
-        }
-    )
+    return hand_made(event_type, game="pai_gow", table_id="PG-1", round_id="R-1", **fields)
 
 
 def bet(seat: int) -> Event:

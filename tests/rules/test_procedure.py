@@ -4,12 +4,11 @@ them too, in tests/consumers; these cover what it never injects)."""
 from __future__ import annotations
 
 import itertools
-import uuid
 from typing import Any
 
 import pytest
 
-from events import Event, validate_event
+from events import Event
 from events.models import CardsDealt, Game
 from games.base import RoundEvents
 from games.pai_gow import checks as pai_gow_checks
@@ -18,25 +17,13 @@ from games.profiles import load_profile
 from games.registry import GAMES
 from games.tripoker import checks as tripoker_checks
 from rules import procedure
-
-_seq = iter(range(1, 10_000))
+from tests.builders import hand_made
 
 
 def ev(event_type: str, game: str = "pai_gow", **fields: Any) -> Event:
-    return validate_event(
-        {
-            "event_id": str(uuid.uuid4()),
-            "event_type": event_type,
-            "schema_version": 2 if event_type == "deck_counted" else 1,
-            "casino_id": "c",
-            "table_id": "T-1",
-            "game": game,
-            "round_id": "R-1",
-            "seq": next(_seq),
-            "occurred_at": "2025-01-10T23:00:00Z",
-            "source_device": "T-1/console",
-            **fields,
-        }
+    version = 2 if event_type == "deck_counted" else 1
+    return hand_made(
+        event_type, game=game, table_id="T-1", round_id="R-1", schema_version=version, **fields
     )
 
 

@@ -3,38 +3,21 @@ is a finding (games/tripoker/checks.py `seats_without_bet`), reported once, neve
 
 from __future__ import annotations
 
-import uuid
-from itertools import count
 from typing import Any
 
 from consumers.rounds import finish_round
 from consumers.state import TableState
-from events import Event, validate_event
+from events import Event
 from events.models import Game
 from games.base import RoundEvents
 from games.profiles import load_profile
 from games.registry import GAMES
 from games.tripoker.checks import seats_without_bet
-
-_seq = count(1)
+from tests.builders import hand_made
 
 
 def ev(event_type: str, **fields: Any) -> Event:
-    return validate_event(
-        {
-            "event_id": str(uuid.uuid4()),
-            "event_type": event_type,
-            "schema_version": 1,
-            "casino_id": "c",
-            "table_id": "TP-1",
-            "game": "tripoker",
-            "round_id": "R-1",
-            "seq": next(_seq),
-            "occurred_at": "2025-01-10T23:00:00Z",
-            "source_device": "TP-1/console",
-            **fields,
-        }
-    )
+    return hand_made(event_type, game="tripoker", table_id="TP-1", round_id="R-1", **fields)
 
 
 def bet(seat: int, spot: str, amount: int = 5_000) -> Event:
