@@ -22,12 +22,12 @@ dealer hands left).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal
 
-from events import parse_event
+from consumers.stored_rounds import stored_rounds
 from events.models import Game
 from games.base import Decider, RoundEvents
 from games.registry import GAMES
@@ -174,7 +174,9 @@ def compare(
         compared: list[RoundCompared] = []
         failed = 0
         decide = _redecide(profile) if decisions == "strategy" else None
-        for done, (meta, events) in enumerate(_rounds(con, where, params), start=1):
+        for done, (meta, events) in enumerate(
+            stored_rounds(con, f"SELECT * FROM rounds r WHERE {where}", params), start=1
+        ):
             kinds = RoundEvents(events)
             changed = 0
             try:
@@ -277,87 +279,6 @@ def _where(selection: Selection) -> tuple[str, list[Any]]:
         clauses.append("r.table_id = ?")
         params.append(selection.table_id)
     return " AND ".join(clauses), params
-
-
-_BATCH = 5_000
-
-
-def _rounds(con: Any, where: str, params: list[Any]) -> Iterator[tuple[dict[str, Any], list[Any]]]:
-    """Each selected round, per table in time order: what the lake recorded (handle, house
-    result, profile, the meter before it) and its events in stream order."""
-    con.execute(
-        f"""
-        CREATE TEMP TABLE what_if_rounds AS
-        WITH picked AS (
-            SELECT r.round_id, r.table_id, r.profile, r.profile_version, r.started_at,
-                   r.ended_at
-            FROM rounds r WHERE {where}
-        ),
-        lines AS (
-            SELECT s.round_id, sum(s.wager_cents)::BIGINT AS handle_cents,
-                   sum(s.house_result_cents)::BIGINT AS house_result_cents
-            FROM settlements s JOIN picked USING (round_id) GROUP BY s.round_id
-        ),
-        ledger AS (
-            SELECT j.table_id, j.round_id, max(j.occurred_at) AS occurred_at,
-                   arg_min(j.meter_before_cents, j.entry_no) AS meter_before_cents,
-                   arg_max(j.meter_after_cents, j.entry_no) AS meter_after_cents
-            FROM jackpot_ledger j GROUP BY j.table_id, j.round_id
-        ),
-        meters AS (  -- the table's meter as recorded: after each round, and at each reset
-            SELECT table_id, occurred_at, meter_after_cents AS meter_cents FROM ledger
-            UNION ALL
-            SELECT table_id, occurred_at, (payload::JSON->>'meter_cents')::BIGINT
-            FROM events WHERE event_type = 'progressive_meter_reset'
-        )
-        SELECT p.*, (p.started_at AT TIME ZONE 'UTC')::DATE AS day,
-               coalesce(l.handle_cents, 0) AS handle_cents,
-               coalesce(l.house_result_cents, 0) AS house_result_cents,
-               coalesce(own.meter_before_cents, last.meter_cents) AS meter_cents
-        FROM picked p
-        LEFT JOIN lines l USING (round_id)
-        LEFT JOIN ledger own ON own.round_id = p.round_id
-        ASOF LEFT JOIN meters last
-            ON last.table_id = p.table_id AND last.occurred_at <= p.started_at
-        """,
-        params,
-    )
-    cursor = con.execute(
-        """
-        SELECT w.round_id, w.table_id, w.profile, w.profile_version, w.day, w.handle_cents,
-               w.house_result_cents, w.meter_cents, w.started_at, w.ended_at, e.payload
-        FROM what_if_rounds w JOIN events e ON e.round_id = w.round_id AND e.table_id = w.table_id
-        ORDER BY w.table_id, w.started_at, w.round_id, e.seq
-        """
-    )
-    current: dict[str, Any] | None = None
-    events: list[Any] = []
-    while True:
-        batch = cursor.fetchmany(_BATCH)
-        if not batch:
-            break
-        for (
-            round_id, table_id, prof, version, day, handle, house, meter, started, ended, payload
-        ) in batch:  # fmt: skip
-            if current is None or current["round_id"] != round_id:
-                if current is not None:
-                    yield current, events
-                current = {
-                    "round_id": round_id,
-                    "table_id": table_id,
-                    "profile": prof,
-                    "profile_version": version,
-                    "day": day,
-                    "handle_cents": int(handle),
-                    "house_result_cents": int(house),
-                    "meter_cents": None if meter is None else int(meter),
-                    "started_at": started,
-                    "ended_at": ended,
-                }
-                events = []
-            events.append(parse_event(payload))
-    if current is not None:
-        yield current, events
 
 
 def _handle(settled: RoundSettlement) -> int:

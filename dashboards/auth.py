@@ -43,7 +43,16 @@ class Role(StrEnum):
 
 
 PAGES = frozenset(
-    {"floor", "revenue", "integrity", "dealers", "progressive", "round_explorer", "sign_ins"}
+    {
+        "floor",
+        "revenue",
+        "integrity",
+        "dealers",
+        "players",
+        "progressive",
+        "round_explorer",
+        "sign_ins",
+    }
 )
 MEASURES = frozenset({"money"})
 ROLES_FILE = Path(__file__).with_name("roles.toml")

@@ -15,6 +15,7 @@ PAGES = {
     "revenue": st.Page("app_pages/revenue.py", title="Revenue", icon=":material/payments:"),
     "integrity": st.Page("app_pages/integrity.py", title="Integrity", icon=":material/policy:"),
     "dealers": st.Page("app_pages/dealers.py", title="Dealers", icon=":material/badge:"),
+    "players": st.Page("app_pages/players.py", title="Players", icon=":material/visibility:"),
     "progressive": st.Page(
         "app_pages/progressive.py", title="Progressive", icon=":material/trending_up:"
     ),

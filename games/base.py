@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from events.models import BetPlaced, CardsDealt, Event, Game, Recipient, RoundStarted, Spot
+from events.models import (
+    BetPlaced,
+    CardsDealt,
+    Decision,
+    Event,
+    Game,
+    Recipient,
+    RoundStarted,
+    Spot,
+)
 from rules.cards import CANONICAL
 from rules.procedure import Finding, TableRules
 from rules.profile import Profile
@@ -79,6 +88,61 @@ class GameSpec:
     # `croupier what-if --decisions strategy`: the round's decisions taken again by a profile's
     # strategy (games/<game>/strategy.py); None where the game has none yet.
     redecide: Callable[[Profile], Decider] | None = None
+    # The hold test's expectation (issue 18): the house's expected result of every player
+    # position over the cards its players could not see, given the cards and decisions as
+    # played, under the round's profile; the third argument is the meter before the round.
+    expected: Callable[[RoundEvents, Profile, int | None], RoundExpectation] | None = None
+    # The decisions' evidence (issue 18): each play/fold or call/fold decision beside the
+    # legitimate-optimal and the full-information choice; None for a game without decisions.
+    informed: Callable[[RoundEvents, Profile, int | None], dict[int, Informed]] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expectation:
+    """A player position's house result as expected before the cards its player could not see
+    (the dealer's hidden cards, cards still to come), given the cards and decisions as played.
+    `mean_cents` and `variance` (céntimos²) are the exact conditional mean and variance, or
+    estimates from `samples` draws, when `variance` also holds the estimate's own variance
+    (the mean's squared standard error), so a test that uses them stays calibrated."""
+
+    mean_cents: float
+    variance: float
+    samples: int | None = None  # None: exact (every completion enumerated)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundExpectation:
+    """Every player position of a round (by seat), and the variance of their sum: positions of
+    one round share the dealer's cards, so their results are correlated and the round's
+    variance is not the sum of theirs."""
+
+    seats: Mapping[int, Expectation]
+    total_variance: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Informed:
+    """One player's decision beside what the information allowed. `legitimate`: the best
+    choice from what the player may see (own cards; the exposed dealer card; the flop);
+    `full_information`: the best choice knowing the dealer's hidden cards too (cards still to
+    come stay unknown). Values are the player's expected result in céntimos of each choice
+    knowing the dealer's hidden cards; `gain_cents` = value of the choice played minus value of
+    the legitimate choice: what the player won beyond legitimate-optimal play."""
+
+    played: Decision
+    legitimate: Decision
+    full_information: Decision
+    gain_cents: float
+    # The null model of the hole-carding test: the share of the dealer's hidden cards (every
+    # way they could lie, given what the player saw) for which the full-information choice is
+    # the choice played. A player who cannot see them matches with exactly this probability,
+    # however they decide; None where not computed.
+    match_probability: float | None = None
+
+    @property
+    def informative(self) -> bool:
+        """Only decisions where the two strategies differ carry evidence of hidden knowledge."""
+        return self.legitimate is not self.full_information
 
 
 # A round with its decisions taken again, and how many changed.

@@ -14,11 +14,14 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
+from events.models import Game
 from infra import lake as lakes
 
 BATCH = 5_000
@@ -27,26 +30,37 @@ BATCH = 5_000
 def run_in_process(
     lake: lakes.Lake,
     *,
-    tables: int,
+    tables: Mapping[Game, int] | int,
     hours: float,
     seed: int,
     faults: str,
     truth: Path | None = None,
     progress: bool = True,
+    players: str | None = None,
+    start: datetime | None = None,
+    first_table: int = 1,
 ) -> int:
-    """Simulate and settle into `lake` with an in-process queue; returns messages processed."""
+    """Simulate and settle into `lake` with an in-process queue; returns messages processed.
+    `players`: a `--players` mix (None: every player typical); `start`: the night's UTC start
+    (None: the simulator's); `first_table`: as `simulate` takes it (another night into the
+    same lake needs tables of its own)."""
     from consumers.pipeline import Pipeline, RawMessage
     from consumers.sink import LakeSink
     from infra.binding import StreamBinding
-    from producers.simulator import parse_faults, simulate
+    from producers.simulator import DEFAULT_START, parse_faults, parse_players, simulate
 
     records: list[str] = []
+    mix = None if players is None else parse_players(players)
     sim = simulate(
         tables=tables,
         hours=hours,
         seed=seed,
         faults=parse_faults(faults),
         on_fault=lambda f: records.append(f.to_json()),
+        start=start or DEFAULT_START,
+        players=mix,
+        on_player=None if mix is None else lambda p: records.append(p.to_json()),
+        first_table=first_table,
     )
     handoff: queue.Queue[list[RawMessage] | BaseException | None] = queue.Queue(maxsize=8)
 

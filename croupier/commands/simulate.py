@@ -142,7 +142,8 @@ def _tables_of_each_game(command: Callable[..., None]) -> Callable[..., None]:
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     default=None,
     help="Write the injected faults (fault, rule_id, table, round, "
-    "seq, event_id) as JSON lines to this file.",
+    "seq, event_id) as JSON lines to this file; with --players also the players seated and "
+    'their hidden-card decisions (lines with a "kind").',
 )
 @click.option(
     "--profile",
@@ -152,6 +153,16 @@ def _tables_of_each_game(command: Callable[..., None]) -> Callable[..., None]:
     help="Released rule profile a game's tables open with (the game is the profile's), e.g. "
     "tripoker/standard or tripoker/pe-2005@1; repeat for several games. Default: each game's "
     "Peruvian profile, latest version.",
+)
+@click.option(
+    "--players",
+    "players_text",
+    default=None,
+    metavar="NAME[@P]:SHARE,...",
+    help="Player archetypes: each new player seated is NAME with probability SHARE, the rest "
+    "typical (today's players): basic, exposed-optimal, hole-carder[@P] (sees the dealer's "
+    "hidden cards with probability P a round, default 1), flash-partner, typical; e.g. "
+    "hole-carder:0.02,basic:0.3. Players and hidden-card decisions go to --truth.",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def simulate(
@@ -166,6 +177,7 @@ def simulate(
     partitions: int | None,
     truth: Path | None,
     profile_refs: tuple[str, ...],
+    players_text: str | None,
     quiet: bool,
     **tables: int | None,
 ) -> None:
@@ -177,7 +189,7 @@ def simulate(
     logged to --truth. Output: --out FILE (JSON lines) or --kafka. Messages are written as a
     device would send them, faults included (no validation). Prints a JSON summary.
     """
-    from producers.simulator import DEFAULT_START, parse_faults
+    from producers.simulator import DEFAULT_START, parse_faults, parse_players
     from producers.simulator import simulate as run
 
     if (out is None) == (kafka is None):
@@ -186,6 +198,10 @@ def simulate(
         rates = parse_faults(faults_text)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--faults") from None
+    try:
+        players = None if players_text is None else parse_players(players_text)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--players") from None
     counts: dict[Game, int] = {}
     for game in Game:
         chosen = tables[game.value]
@@ -205,6 +221,15 @@ def simulate(
             if truth_file is not None:
                 truth_file.write(record.to_json() + "\n")
 
+        seated = hidden = 0
+
+        def on_player(record: Any) -> None:
+            nonlocal seated, hidden
+            seated += record.kind == "player"
+            hidden += record.kind == "hidden_knowledge"
+            if truth_file is not None:
+                truth_file.write(record.to_json() + "\n")
+
         simulation = run(
             tables=counts,
             hours=hours,
@@ -214,6 +239,8 @@ def simulate(
             start=_start(start_text) or DEFAULT_START,
             on_fault=on_fault,
             profiles=profiles,
+            players=players,
+            on_player=on_player if players is not None else None,
         )
         began = time.perf_counter()
         if out is not None:
@@ -226,7 +253,7 @@ def simulate(
                 raise click.ClickException(f"Kafka: {error}") from None
             count = _drive(simulation, producer.send_unchecked, quiet)
     seconds = time.perf_counter() - began
-    summary = {
+    summary: dict[str, Any] = {
         "messages": count,
         "tables": sum(counts.values()),
         "hours": hours,
@@ -237,6 +264,10 @@ def simulate(
         "out": str(out) if out else None,
         "truth": str(truth) if truth else None,
     }
+    if players is not None:
+        summary["players"] = players.to_json()
+        summary["players_seated"] = seated
+        summary["hidden_card_decisions"] = hidden
     click.echo(json.dumps(summary))
 
 

@@ -1,5 +1,5 @@
 """Dealers: a scorecard per dealer (pace, error rate, payout accuracy, voids, house way, hold
-vs theoretical with its 95 % band)."""
+vs expected given the players' decisions, with its 95 % band)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ chart = pd.DataFrame(
         "rounds per hour": cards["rounds_per_hour"],
         "error rate": cards["error_rate"],
         "payout accuracy": cards["payout_accuracy"],
-        "hold vs theoretical (z)": cards["z"],
+        "hold vs expected (z)": cards["z"],
         "rounds": cards["rounds"],
     }
 )
@@ -44,13 +44,17 @@ left.altair_chart(
     width="stretch",
 )
 right.altair_chart(
-    alt.Chart(chart, title="Hold vs theoretical: z per dealer (outside ±1.96 is unusual)")
+    alt.Chart(
+        chart,
+        title="Hold vs expected given the players' decisions: z per dealer (beyond ±1.96 is "
+        "unusual)",
+    )
     .mark_bar()
     .encode(
         x=alt.X("dealer:N", sort="-y", title=None, axis=alt.Axis(labels=len(chart) <= 40)),
         y="hold vs theoretical (z):Q",
         color=alt.condition(
-            "abs(datum['hold vs theoretical (z)']) > 1.96",
+            "abs(datum['hold vs expected (z)']) > 1.96",
             alt.value("#d62728"),
             alt.value("#4c78a8"),
         ),
@@ -59,4 +63,4 @@ right.altair_chart(
     width="stretch",
 )
 st.subheader("Scorecard")
-ui.table(cards, name="dealer_scorecard", labels={"z": "hold vs theoretical z"})
+ui.table(cards, name="dealer_scorecard", labels={"z": "hold vs expected z"})

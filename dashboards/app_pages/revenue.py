@@ -76,8 +76,9 @@ row[4].metric(
 if pd.notna(t["sd_cents"]):
     inside = t["band_low_cents"] <= t["band_observed_cents"] <= t["band_high_cents"]
     message = (
-        f"Players' positions: house result {ui.money(t['band_observed_cents'])} against a "
-        f"theoretical {ui.money(t['band_expected_cents'])}; 95 % of fair results fall between "
+        f"Players' positions: house result {ui.money(t['band_observed_cents'])} against "
+        f"{ui.money(t['band_expected_cents'])} expected given the players' cards and "
+        "decisions; 95 % of fair results fall between "
         f"{ui.money(t['band_low_cents'])} and {ui.money(t['band_high_cents'])} "
         f"(z = {t['z']:.2f})."
     )
@@ -92,6 +93,7 @@ series = pd.DataFrame(
         "when": trend["key"],
         "house result (S/)": trend["house_result_cents"] / 100,
         "theoretical win (S/)": trend["theoretical_win_cents"] / 100,
+        "expected given the decisions (S/)": trend["band_expected_cents"] / 100,
         "band low (S/)": trend["band_low_cents"] / 100,
         "band high (S/)": trend["band_high_cents"] / 100,
         "handle (S/)": trend["handle_cents"] / 100,
@@ -102,14 +104,20 @@ band = base.mark_area(opacity=0.2).encode(
     y=alt.Y("band low (S/):Q", title="S/"), y2="band high (S/):Q"
 )
 lines = (
-    base.transform_fold(["house result (S/)", "theoretical win (S/)"], as_=["measure", "S/"])
+    base.transform_fold(
+        ["house result (S/)", "expected given the decisions (S/)", "theoretical win (S/)"],
+        as_=["measure", "S/"],
+    )
     .mark_line(point=True)
     .encode(
         y="S/:Q", color=alt.Color("measure:N", title=None), tooltip=["when:T", "measure:N", "S/:Q"]
     )
 )
 st.altair_chart(
-    (band + lines).properties(title="House result vs theoretical win, with the 95 % band"),
+    (band + lines).properties(
+        title="House result vs expected given the players' decisions (95 % band), and the "
+        "theoretical win of optimal play"
+    ),
     width="stretch",
 )
 ui.table(trend.rename(columns={"key": by_time}), name=f"revenue_by_{by_time}")
@@ -120,6 +128,7 @@ chart = pd.DataFrame(
         by: breakdown["key"].astype(str),
         "house result (S/)": breakdown["house_result_cents"] / 100,
         "theoretical win (S/)": breakdown["theoretical_win_cents"] / 100,
+        "expected given the decisions (S/)": breakdown["band_expected_cents"] / 100,
         "band low (S/)": breakdown["band_low_cents"] / 100,
         "band high (S/)": breakdown["band_high_cents"] / 100,
     }
@@ -138,11 +147,12 @@ rules = (
 ticks = (
     alt.Chart(chart)
     .mark_tick(color="black", thickness=3)
-    .encode(x=axis, y="theoretical win (S/):Q")
+    .encode(x=axis, y="expected given the decisions (S/):Q")
 )
 st.altair_chart(
     (bars + rules + ticks).properties(
-        title="House result (bars), theoretical win (tick) and its 95 % band (line)"
+        title="House result (bars), expected given the players' decisions (tick) and its "
+        "95 % band (line)"
     ),
     width="stretch",
 )

@@ -39,6 +39,9 @@ if how == "By table and time":
                 "Rounds within 30 minutes, nearest first", list(near["round_id"]), key="find_near"
             )
 else:
+    linked = st.query_params.get("round")  # another page's link: ?round=<id>
+    if linked and "find_round_id" not in st.session_state:
+        st.session_state["find_round_id"] = data.clean_search(linked) or ""
     typed = st.text_input(
         "Round id", key="find_round_id", placeholder="e.g. PG-01-R00010", max_chars=data.MAX_SEARCH
     )

@@ -58,6 +58,12 @@ from dashboards.data.integrity import (
     violations_by,
     violations_detail,
 )
+from dashboards.data.players import (
+    advantage_players,
+    flagged_players,
+    informative_decisions,
+    player_dealers,
+)
 from dashboards.data.progressive import (
     meter_series,
     progressive_daily,
@@ -98,6 +104,7 @@ __all__ = [
     "Version",
     "ViolationBreakdown",
     "accounting_totals",
+    "advantage_players",
     "alert_key",
     "audit_trail",
     "build_info",
@@ -108,12 +115,15 @@ __all__ = [
     "event_details",
     "explain",
     "filter_options",
+    "flagged_players",
     "floor",
     "house_way",
+    "informative_decisions",
     "integrity_summary",
     "meter_series",
     "open_alert_choices",
     "payout_accuracy",
+    "player_dealers",
     "pretty_cards",
     "progressive_daily",
     "progressive_hits",

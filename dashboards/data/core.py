@@ -195,7 +195,15 @@ _VIEWING_AS: ContextVar[auth.Grant | None] = ContextVar("croupier_viewing_as", d
 # Statistical tests whose observed, expected and interval figures are counts (cards, dice,
 # hits); any other test's (hold, dealer x player, and any test added later) may be money.
 COUNTING_TESTS = frozenset(
-    {"dice_positions", "dice_faces", "card_ranks", "first_card_rank", "jackpot_frequency"}
+    {
+        "dice_positions",
+        "dice_faces",
+        "card_ranks",
+        "first_card_rank",
+        "jackpot_frequency",
+        "player_decisions",
+        "dealer_player_decisions",
+    }
 )
 _MONEY_FIGURES = ["observed", "expected", "interval_low", "interval_high"]
 _JSON_COLUMNS = ("evidence", "payload")

@@ -15,7 +15,8 @@ from dashboards.data.core import (
 
 def dealer_scorecards(f: Filters) -> pd.DataFrame:
     """Per dealer over the range: pace, error rate, payout accuracy, voids, house-way
-    compliance and hold vs theoretical with its 95 % band and z."""
+    compliance and hold vs the expected result given the players' cards and decisions,
+    with its 95 % band and z."""
     extra, params = _dealers_in(f)
     where, hold_params = _where(f, dims=("game", "table_id", "dealer_id"))
     return _frame(
@@ -62,9 +63,9 @@ def dealer_scorecards(f: Filters) -> pd.DataFrame:
                1 - w.house_way_violations / nullif(w.hands_set, 0) AS house_way_compliance,
                h.band_handle_cents AS handle_cents,
                h.band_observed_cents AS house_result_cents,
-               h.band_expected_cents AS theoretical_win_cents,
+               h.band_expected_cents AS expected_house_cents,
                h.band_observed_cents / nullif(h.band_handle_cents, 0) AS hold_pct,
-               h.band_expected_cents / nullif(h.band_handle_cents, 0) AS theoretical_hold_pct,
+               h.band_expected_cents / nullif(h.band_handle_cents, 0) AS expected_hold_pct,
                (h.band_expected_cents - {Z_95} * h.sd_cents) / nullif(h.band_handle_cents, 0)
                    AS hold_band_low_pct,
                (h.band_expected_cents + {Z_95} * h.sd_cents) / nullif(h.band_handle_cents, 0)

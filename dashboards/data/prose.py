@@ -23,12 +23,12 @@ def _soles(cents: float) -> str:
 def _deviation(alert: dict[str, Any]) -> str:
     z = float(alert["z_score"])
     side = "above" if z > 0 else "below"
-    return f"{abs(z):.2f} standard deviations {side} the theoretical win (z = {z:.2f})"
+    return f"{abs(z):.2f} standard deviations {side} the expected result (z = {z:.2f})"
 
 
 def explain(alert: dict[str, Any], *, money: bool) -> str:
     """What a failed statistical test means, in words a floor supervisor can act on; without
-    `money`, amounts are told as standard deviations from the theoretical win."""
+    `money`, amounts are told as standard deviations from the expected result."""
     test, subject = str(alert["test_name"]), str(alert["subject_id"])
     p = alert.get("p_value")
     p = None if p is None or (isinstance(p, float) and math.isnan(p)) else float(p)
@@ -49,13 +49,14 @@ def explain(alert: dict[str, Any], *, money: bool) -> str:
         if not money:
             return (
                 f"{alert['subject_type'].capitalize()} {subject} {when}: the house's result was "
-                f"{_deviation(alert)}, where 95 % of fair results are within 1.96, so the house "
-                f"won {side} than chance explains. {chance} Check for {hint}."
+                f"{_deviation(alert)} given the players' cards and decisions, so the house won "
+                f"{side} than chance explains. {chance} Check for {hint}."
             )
         return (
             f"{alert['subject_type'].capitalize()} {subject} {when}: the house kept "
-            f"{_soles(alert['observed'])} where {_soles(alert['expected'])} was expected; 95 % of "
-            f"fair results fall between {_soles(alert['interval_low'])} and "
+            f"{_soles(alert['observed'])} where {_soles(alert['expected'])} was expected given "
+            f"the players' cards and decisions; 95 % of fair results fall between "
+            f"{_soles(alert['interval_low'])} and "
             f"{_soles(alert['interval_high'])}, so the house won {side} than chance explains "
             f"(z = {alert['z_score']:.2f}). "
             f"{chance} Check for {hint}."
@@ -89,9 +90,19 @@ def explain(alert: dict[str, Any], *, money: bool) -> str:
             else f"{_deviation(alert)} over {alert['sample_size']:,} positions"
         )
         return (
-            f"Pair {subject} {when}: the house result was {result}, below the threshold "
-            f"corrected for the number of pairs tested. {chance} Review the rounds this dealer "
-            "ran for this player."
+            f"Pair {subject} {when}: the house result was {result} given the player's cards "
+            f"and decisions, below the threshold corrected for the number of pairs tested. "
+            f"{chance} Review the rounds this dealer ran for this player."
+        )
+    if test in ("player_decisions", "dealer_player_decisions"):
+        under = f" under dealer {subject.split(' x ')[0]}" if " x " in subject else ""
+        player = subject.split(" x ")[-1]
+        return (
+            f"Player {player}{under} {when} took the choice that only knowing the dealer's "
+            f"hidden cards makes best in {alert['observed']:.0f} of {alert['sample_size']:,} "
+            f"decisions where it was uncertain, against {alert['expected']:.1f} expected of a "
+            f"player who cannot see them. {chance} Watch for hole-carding: a dealer exposing "
+            "cards, a mirror, a partner; see the Players page."
         )
     threshold = f"{alert['threshold_rule']} {alert['threshold']}"
     return f"{test} on {subject} {when} failed ({threshold}). {chance}"

@@ -30,9 +30,12 @@ class Round:
 
 
 def clean_search(text: str) -> str | None:
-    """The searched text trimmed, or None when empty or longer than MAX_SEARCH."""
+    """The searched text trimmed, or None when empty, longer than MAX_SEARCH or holding a
+    control character (a NUL reached DuckLake's file pruning unescaped and broke the query)."""
     text = text.strip()
-    return text if text and len(text) <= MAX_SEARCH else None
+    if not text or len(text) > MAX_SEARCH or any(not c.isprintable() for c in text):
+        return None
+    return text
 
 
 def rounds_near(table_id: str, at: datetime, *, minutes: int = 30, limit: int = 50) -> pd.DataFrame:

@@ -79,3 +79,25 @@
         else round(({{ x }}), {{ digits }} - 1 - cast(floor(log10(abs({{ x }}))) as integer))
     end)
 {%- endmacro %}
+
+{% macro fdr_cutoff(tested, family) -%}
+    {#- Benjamini–Hochberg within each family of tests (`family`: the columns that make one,
+        e.g. 'test_name, gaming_date'), at var('alert_false_discovery_rate'): the family's m
+        p-values ranked, the largest p_(k) <= k q / m is the cutoff and every p <= it alerts.
+        Under fair play (every null true) the chance that a family raises any alert is at most
+        q, however many subjects it tests, and it stays so for positively dependent tests such
+        as a table inside its game (PRDS). Selects `tested`'s rows with `fdr_cutoff` (null: the
+        family raises nothing) and `fdr_bound` (k q / m for the row's own rank). -#}
+    {%- set q = var('alert_false_discovery_rate') -%}
+    select
+        *,
+        max(case when p_value <= fdr_bound then p_value end)
+            over (partition by {{ family }}) as fdr_cutoff
+    from (
+        select
+            *,
+            {{ q }} * row_number() over (partition by {{ family }} order by p_value nulls last)
+                / nullif(count(p_value) over (partition by {{ family }}), 0) as fdr_bound
+        from {{ tested }}
+    )
+{%- endmacro %}

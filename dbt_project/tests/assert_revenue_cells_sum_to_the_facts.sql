@@ -1,6 +1,6 @@
 -- agg_revenue_hourly and agg_revenue_spot_hourly are the cells the dashboards sum: per casino
 -- day, their sums must equal the facts they summarise (fct_rounds for the round measures,
--- fct_bets for the lines, fct_positions for the hold band). Any row returned is a mismatch.
+-- fct_bets for the lines, fct_positions and int_position_expectations for the hold band). Any row returned is a mismatch.
 -- Only the days with rounds not yet tested (all days when none were).
 with days as (
     select distinct gaming_date from {{ ref('fct_rounds') }}
@@ -34,10 +34,18 @@ lines as (
     group by gaming_date
 ),
 
-positions as (
-    select gaming_date, sum(wager_cents) filter (where wager_cents > 0) as band_handle_cents
-    from {{ ref('fct_positions') }}
-    where gaming_date in (select gaming_date from days)
+positions as (  -- the band: rounds whose every player position the game valued
+    select gaming_date, sum(handle_cents) as band_handle_cents
+    from (
+        select any_value(p.gaming_date) as gaming_date, sum(p.wager_cents) as handle_cents
+        from {{ ref('fct_positions') }} as p
+        left join {{ ref('int_position_expectations') }} as e
+            on e.round_id = p.round_id and e.seat = p.seat and p.bettor = 'player'
+            and e.note is null
+        where p.wager_cents > 0 and p.gaming_date in (select gaming_date from days)
+        group by p.round_id
+        having count(*) = count(e.round_id)
+    )
     group by gaming_date
 ),
 

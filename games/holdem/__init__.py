@@ -7,7 +7,7 @@ math; profile.py: its rule profile."""
 
 from events.models import Game
 from games.base import GameSpec
-from games.holdem import odds, record, round
+from games.holdem import odds, record, round, strategy
 from games.holdem.profile import HoldemProfile
 from games.holdem.simulator import HoldemTable
 from rules.procedure import TableRules
@@ -35,4 +35,6 @@ SPEC = GameSpec(
     odds=odds.game_math,
     spot_wagers=odds.SPOT_WAGERS,
     settle_record=record.settle_record,
+    expected=strategy.expected,
+    informed=strategy.informed,
 )

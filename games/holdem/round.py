@@ -26,13 +26,27 @@ def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> Rou
         for e in community:
             if e.street == street:
                 board.extend(cards(e.cards))
+    found = seats(kinds, holes)
+    called = any(seat.decision is Decision.CALL for seat in found)
+    if meter_cents is None:
+        raise RoundError("the progressive meter was never set (progressive_meter_reset)")
+    record = HoldemRound(
+        round_id=start.round_id,
+        dealer_hole=dealer if called else (),
+        board=tuple(board),
+        seats=found,
+        meter_cents=meter_cents,
+    )
+    return settle_holdem(record, profile)
+
+
+def seats(kinds: RoundEvents, holes: dict[int, tuple[int, ...]]) -> tuple[HoldemSeat, ...]:
+    """Every seat with an ante, in seat order: its ante, progressive, hole cards (`holes`, as
+    `dealt` gives them) and decision."""
     by_spot = stakes(kinds, (Spot.ANTE, Spot.PROGRESSIVE))  # the call is a decision's
     antes, progressive = by_spot[Spot.ANTE], by_spot[Spot.PROGRESSIVE]
     decisions = {e.seat: e.decision for e in kinds.of(PlayerDecided)}
-    called = any(d is Decision.CALL for d in decisions.values())
-    if meter_cents is None:
-        raise RoundError("the progressive meter was never set (progressive_meter_reset)")
-    seats = tuple(
+    return tuple(
         HoldemSeat(
             seat=seat,
             ante_cents=antes[seat],
@@ -42,11 +56,3 @@ def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> Rou
         )
         for seat in sorted(antes)
     )
-    record = HoldemRound(
-        round_id=start.round_id,
-        dealer_hole=dealer if called else (),
-        board=tuple(board),
-        seats=seats,
-        meter_cents=meter_cents,
-    )
-    return settle_holdem(record, profile)

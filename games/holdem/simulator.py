@@ -5,20 +5,26 @@ Two decks used alternately, hole cards, flop, call or fold, turn and river, the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from events import Game
 from events.models import Decision
 from games.holdem.profile import HoldemProfile
 from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
+from games.holdem.strategy import full_information_calls, legitimate_calls
 from games.simulation.faults import Fault
+from games.simulation.players import Archetype
 from games.simulation.stream import Pending, new_pending
-from games.simulation.table import CARD_TEXT, TableSim
+from games.simulation.table import CARD_TEXT, Player, TableSim
 from rules.rankings import HOLDEM, Category
 from rules.settlement import category_table, strengths_with
 
 QUEEN = 10  # rank index of the queen (2 = 0 .. A = 12)
 _CATEGORY = category_table(HOLDEM)
+
+
+_DECISION = {True: "call", False: "fold"}
 
 
 class HoldemTable(TableSim):
@@ -108,8 +114,13 @@ class HoldemTable(TableSim):
         made = strengths_with(HOLDEM, flop, [holes[seat] for seat in seats])
         for seat, strength in zip(seats, made, strict=True):
             calls = _CATEGORY[strength] >= Category.PAIR or max(holes[seat]) >> 2 >= QUEEN
-            if rng.random() < 0.03:
+            if rng.random() < 0.03:  # drawn for every player, whatever the archetype
                 calls = not calls
+            player = self.players[seat]
+            if player is not None and player.archetype is not Archetype.TYPICAL:
+                calls = self._archetype_calls(
+                    round_id, seat, player, holes[seat], flop, dealer, antes[seat]
+                )
             decisions[seat] = Decision.CALL if calls else Decision.FOLD
             payload = {
                 "seat": seat,
@@ -151,6 +162,27 @@ class HoldemTable(TableSim):
         )
         events.append(Pending("round_ended", self.console, {}))
         return pre, events
+
+    def _archetype_calls(
+        self,
+        round_id: str,
+        seat: int,
+        player: Player,
+        hole: Sequence[int],
+        flop: Sequence[int],
+        dealer: Sequence[int],
+        ante: int,
+    ) -> bool:
+        """Call or fold by the player's archetype (`games.simulation.players`): the legitimate
+        strategy, exact over what the player may see (no dealer card is exposed in Hold'em:
+        exposed-optimal is basic), or, for a hole-carder who sees the dealer's hole cards, the
+        full-information best, exact over the turn and river (logged)."""
+        legitimate = legitimate_calls(self.profile, hole, flop, ante)
+        if not self.sees_hidden(player):
+            return legitimate
+        calls = full_information_calls(self.profile, hole, flop, dealer, ante)
+        self.note_hidden(round_id, seat, player, _DECISION[calls], _DECISION[legitimate])
+        return calls
 
     def _bet(self, seat: int, spot: str, amount: int, ref: str) -> Pending:
         payload = {"seat": seat, "spot": spot, "amount_cents": amount, "player_ref": ref}

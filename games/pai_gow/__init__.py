@@ -7,7 +7,7 @@ profile."""
 
 from events.models import Game
 from games.base import GameSpec
-from games.pai_gow import checks, odds, record, round
+from games.pai_gow import checks, expectation, odds, record, round
 from games.pai_gow.profile import PaiGowProfile
 from games.pai_gow.simulator import PaiGowTable
 from rules.procedure import TableRules
@@ -37,4 +37,5 @@ SPEC = GameSpec(
     odds=odds.game_math,
     spot_wagers=odds.SPOT_WAGERS,
     settle_record=record.settle_record,
+    expected=expectation.expected,
 )

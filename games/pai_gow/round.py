@@ -50,12 +50,25 @@ def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> Rou
         raise ValueError(f"{profile.name} is not a Pai Gow profile")
     stakes(kinds, (Spot.MAIN,))  # every bet is on the main spot, or the round is not settled
     groups, group_of = deal(kinds)
+    record = PaiGowRound(
+        round_id=started(kinds).round_id,
+        dealer_cards=groups[group_of[DEALER]],
+        seats=tuple(seats(kinds, groups, group_of)),
+    )
+    return settle_pai_gow(record, profile)
+
+
+def seats(
+    kinds: RoundEvents, groups: dict[int, tuple[int, ...]], group_of: dict[int, int]
+) -> list[PaiGowSeat]:
+    """The round's betting positions, in seat order: each bet's cards (its group by the dice,
+    `deal`), the hand set, a surrender."""
     hands = {e.seat: e for e in kinds.of(HandSet)}
     surrendered = {e.seat for e in kinds.of(PlayerDecided) if e.decision.value == "surrender"}
-    seats: list[PaiGowSeat] = []
+    found: list[PaiGowSeat] = []
     for bet in sorted(kinds.of(BetPlaced), key=lambda b: b.seat):
         hand = hands.get(bet.seat)
-        seats.append(
+        found.append(
             PaiGowSeat(
                 seat=bet.seat,
                 wager_cents=bet.amount_cents,
@@ -66,9 +79,4 @@ def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> Rou
                 surrendered=bet.seat in surrendered,
             )
         )
-    record = PaiGowRound(
-        round_id=started(kinds).round_id,
-        dealer_cards=groups[group_of[DEALER]],
-        seats=tuple(seats),
-    )
-    return settle_pai_gow(record, profile)
+    return found

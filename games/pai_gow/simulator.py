@@ -26,6 +26,7 @@ from games.pai_gow.rules import (
     settle_pai_gow,
 )
 from games.simulation.faults import FAULTS, Fault
+from games.simulation.players import Archetype
 from games.simulation.stream import Pending, new_pending
 from games.simulation.table import CARD_TEXT, TableSim
 from rules.cards import JOKER
@@ -207,7 +208,12 @@ class PaiGowTable(TableSim):
         seats = []
         for seat in sorted(wagers):
             cards = groups[group_at[seat]]
-            hand, surrendered = self._player_setting(cards)
+            hand, surrendered = self._player_setting(cards)  # drawn whatever the archetype
+            player = self.players.get(seat)
+            if player is not None and player.archetype is not Archetype.TYPICAL:
+                # No decision of Pai Gow uses the dealer's cards: every other archetype sets
+                # by the house way (PGP-A13), never fouls nor surrenders.
+                hand, surrendered = house_way(cards, way), False
             if surrendered:
                 events.append(
                     Pending(

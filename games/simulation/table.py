@@ -14,6 +14,13 @@ import numpy as np
 from events import Game
 from events.models import Spot
 from games.simulation.faults import FAULTS, Fault, FaultRecord
+from games.simulation.players import (
+    SEES_HIDDEN,
+    Archetype,
+    PlayerMix,
+    PlayerRecord,
+    flashing_dealer,
+)
 from games.simulation.stream import Message, Pending, TableStream, new_pending
 from rules.cards import card_str
 from rules.settlement import Outcome, Settlement
@@ -29,6 +36,8 @@ _SPOT_TEXT = {spot: spot.value for spot in Spot}
 class Player:
     ref: str
     unit_cents: int  # the player's usual bet
+    archetype: Archetype = Archetype.TYPICAL
+    sees: float = 0.0  # hole-carder: probability of seeing the dealer's hidden cards a round
 
 
 def chips_of(amount_cents: int) -> list[dict[str, int]]:
@@ -71,6 +80,8 @@ class TableSim:
         start_ms: int,
         end_ms: int,
         profile: str | None = None,
+        players: PlayerMix | None = None,
+        on_player: Callable[[PlayerRecord], None] | None = None,
     ) -> None:
         self.table_id = f"{self.code}-{number:02d}"
         # the released profile the table opens with: NAME or NAME@VERSION (default: the game's)
@@ -106,6 +117,26 @@ class TableSim:
         # no other draw; a deck put into play uninspected -> the fault, logged at its first round.
         self.prep_rng = random.Random(f"{seed}/{self.table_id}/deck_prep")
         self.uninspected: dict[str, Fault] = {}
+        # Player archetypes (`--players`) draw from their own generator too: without a mix none
+        # is drawn, and with one no other draw of the night changes.
+        self.player_mix = players
+        self.on_player = on_player
+        self.player_rng = random.Random(f"{seed}/{self.table_id}/players")
+        self.sight_rng = random.Random(f"{seed}/{self.table_id}/hole_card_sight")
+        # Which bets win follows the players' decisions; with archetypes that decide otherwise
+        # the payment faults draw from a generator of their own, so a decision changed changes
+        # no later draw (bets, players coming and going) of the table's main generator.
+        deciding = players is not None and any(
+            s.archetype is not Archetype.TYPICAL and s.share > 0 for s in players.shares
+        )
+        self.payment_rng = (
+            random.Random(f"{seed}/{self.table_id}/payments") if deciding else self.rng
+        )
+        self.flashing_dealer = (
+            flashing_dealer(seed, self.table_id)
+            if players is not None and players.has_flash_partners
+            else None
+        )
 
     # ---- helpers ------------------------------------------------------------------------------
 
@@ -242,6 +273,7 @@ class TableSim:
         bet on `payment_spot`. The chip tray follows what was actually paid. No payment fault
         where the events cannot be settled (`payment_faults=False`): it could not be checked."""
         faulty: dict[int, Fault] = {}
+        pay = self.payment_rng
         if payment_faults and self.payment_faults_on:
             wins = [
                 i
@@ -249,14 +281,14 @@ class TableSim:
                 if ln.outcome is Outcome.WIN and ln.payout_cents and ln.spot == payment_spot
             ]
             for fault in _PAYMENT_FAULTS:
-                if wins and self.chance(fault):
+                if wins and self.rates.get(fault, 0.0) > 0.0 and pay.random() < self.rates[fault]:
                     if fault is Fault.COMMISSION_NOT_TAKEN:
                         candidates = [i for i in wins if lines[i].commission_cents > 0]
                     else:
                         candidates = [i for i in wins if lines[i].payout_cents > 1]
                     candidates = [i for i in candidates if i not in faulty]
                     if candidates:
-                        faulty[self.rng.choice(candidates)] = fault
+                        faulty[pay.choice(candidates)] = fault
         events = []
         console = self.console
         for index, line in enumerate(lines):
@@ -330,9 +362,11 @@ class TableSim:
             if player is not None and self.rng.random() < 0.025:
                 self.players[seat] = None
             elif player is None and self.rng.random() < 0.04:
-                self.players[seat] = self.arrive()
+                self.players[seat] = self.sit(seat, self.arrive())
         if all(p is None for p in self.players.values()):
-            self.players[self.rng.randint(1, self.seats)] = self.arrive()
+            player = self.arrive()  # before the seat is drawn, as it always was
+            seat = self.rng.randint(1, self.seats)
+            self.players[seat] = self.sit(seat, player)
 
     def arrive(self) -> Player:
         unit = self.rng.choice(self.unit_choices)
@@ -340,6 +374,64 @@ class TableSim:
         self.drop_cents += buy_in  # cash into the drop box, chips out of the tray
         self.tray_cents -= buy_in
         return Player(ref=f"P{self.rng.getrandbits(40):010x}", unit_cents=unit)
+
+    # ---- player archetypes (`--players`) ------------------------------------------------------
+
+    def sit(self, seat: int, player: Player) -> Player:
+        """The player's archetype, drawn from the mix (none drawn without one), logged."""
+        if self.player_mix is None:
+            return player
+        share = self.player_mix.draw(self.player_rng)
+        if share is not None:
+            player.archetype, player.sees = share.archetype, share.sees
+        fields: dict[str, Any] = {
+            "player_ref": player.ref,
+            "archetype": player.archetype.value,
+            "seat": seat,
+            "first_round_id": f"{self.table_id}-R{self.round_no + 1:05d}",
+            "unit_cents": player.unit_cents,
+        }
+        if player.archetype is Archetype.HOLE_CARDER:
+            fields["sees_hidden_probability"] = player.sees
+        elif player.archetype is Archetype.FLASH_PARTNER:
+            fields["flashing_dealer"] = self.flashing_dealer
+        self.note("player", fields)
+        return player
+
+    def note(self, kind: str, fields: dict[str, Any]) -> None:
+        if self.on_player is not None:
+            self.on_player(
+                PlayerRecord(kind=kind, game=self.game, table_id=self.table_id, fields=fields)
+            )
+
+    def sees_hidden(self, player: Player) -> bool:
+        """Whether the player sees the dealer's hidden cards this round (a draw of a generator
+        of its own for a hole-carder with 0 < P < 1, so P changes no archetype drawn)."""
+        if player.archetype not in SEES_HIDDEN:
+            return False
+        if player.archetype is Archetype.FLASH_PARTNER:
+            return self.dealer_id == self.flashing_dealer
+        if player.sees >= 1.0:
+            return True
+        return player.sees > 0.0 and self.sight_rng.random() < player.sees
+
+    def note_hidden(
+        self, round_id: str, seat: int, player: Player, decision: str, legitimate: str
+    ) -> None:
+        """Log a decision taken with the dealer's hidden cards in view."""
+        self.note(
+            "hidden_knowledge",
+            {
+                "round_id": round_id,
+                "seat": seat,
+                "player_ref": player.ref,
+                "archetype": player.archetype.value,
+                "saw_hidden": True,
+                "dealer_id": self.dealer_id,
+                "decision": decision,
+                "legitimate_decision": legitimate,
+            },
+        )
 
     def tray_moves(self) -> list[Pending]:
         """Fill a low tray, credit a full one (inputs of DEF-ACC1)."""
@@ -367,6 +459,8 @@ class TableSim:
             ),
             *self.open_decks(),
         ]
+        if self.flashing_dealer is not None:
+            self.note("flashing_dealer", {"dealer_id": self.flashing_dealer})
         yield self.emit(opening, None, 2 * MINUTE_MS)
         while self.clock_ms < self.end_ms:
             before: list[Pending] = []

@@ -35,4 +35,6 @@ SPEC = GameSpec(
     spot_wagers=odds.SPOT_WAGERS,
     settle_record=record.settle_record,
     redecide=strategy.redecide,
+    expected=strategy.expected,
+    informed=strategy.informed,
 )

@@ -13,6 +13,12 @@ from rules.settlement import RoundError, RoundSettlement
 def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> RoundSettlement:
     if not isinstance(profile, TripokerProfile):
         raise ValueError(f"{profile.name} is not a Tripóker profile")
+    return settle_tripoker(record(kinds), profile)
+
+
+def record(kinds: RoundEvents) -> TripokerRound:
+    """The rules engine's record of the round: every seat with an ante or pair plus (its cards,
+    decision), the dealer's cards; a dealer reveal of other cards than dealt is refused."""
     start = started(kinds)
     hands, dealer = dealt(kinds)
     revealed = kinds.first(DealerRevealed)
@@ -31,5 +37,4 @@ def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> Rou
         )
         for seat in sorted(set(antes) | set(pair_plus))
     )
-    record = TripokerRound(round_id=start.round_id, dealer_cards=dealer, seats=seats)
-    return settle_tripoker(record, profile)
+    return TripokerRound(round_id=start.round_id, dealer_cards=dealer, seats=seats)

@@ -6,15 +6,18 @@ Three rounds of dealing with the dealer last, the profile's exposed dealer card,
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from events import Game
 from events.models import Decision
 from games.simulation.faults import Fault
+from games.simulation.players import Archetype
 from games.simulation.stream import Pending, new_pending
-from games.simulation.table import CARD_TEXT, TableSim
+from games.simulation.table import CARD_TEXT, Player, TableSim
 from games.tripoker.profile import TripokerProfile
 from games.tripoker.rules import TripokerRound, TripokerSeat, plays_queen_six_four, settle_tripoker
+from games.tripoker.strategy import full_information_plays, strategy
 
 DEALER = -1  # the dealer in a dealing sequence; players are 0.. left to right
 # Wrong ways to deal (Fault.DEAL_ORDER): each breaks TCP-A10a at the first seat's cards.
@@ -50,6 +53,10 @@ def deal_places(sequence: list[int]) -> dict[int, list[int]]:
     return places
 
 
+PlayFunction = Callable[[Sequence[int], Sequence[int], int, int], bool]
+_DECISION = {True: "play", False: "fold"}
+
+
 class TripokerTable(TableSim):
     game = Game.TRIPOKER
     code = "TP"
@@ -67,6 +74,8 @@ class TripokerTable(TableSim):
         self.deal_rng = random.Random(f"{kwargs['seed']}/{self.table_id}/deal_order")
         # Likewise the seat-without-bet fault (TCP-A9c).
         self.unbet_rng = random.Random(f"{kwargs['seed']}/{self.table_id}/seat_without_bet")
+        self.exposed_now = False  # this round's exposed dealer card is face up (TCP-A10b)
+        self._exposed_plays: PlayFunction | None = None
 
     def header(self) -> Pending:
         return self.table_opened(self.profile, None, None)
@@ -150,8 +159,13 @@ class TripokerTable(TableSim):
                 decisions[seat] = None  # pair plus only: stays in without a play bet (DEF-TCP6)
                 continue
             plays = plays_queen_six_four(hands[seat])  # TCP-A11a
-            if rng.random() < 0.04:
+            if rng.random() < 0.04:  # drawn for every player, whatever the archetype
                 plays = not plays
+            player = self.players[seat]
+            if player is not None and player.archetype is not Archetype.TYPICAL:
+                plays = self._archetype_plays(
+                    round_id, seat, player, hands[seat], dealer, antes[seat], pair_plus.get(seat, 0)
+                )
             decisions[seat] = Decision.PLAY if plays else Decision.FOLD
             payload = {
                 "seat": seat,
@@ -183,6 +197,36 @@ class TripokerTable(TableSim):
         events += self.payout_events(settled.settlements, "ante", payment_faults=dup_seat is None)
         events.append(Pending("round_ended", self.console, {}))
         return pre, events
+
+    def _archetype_plays(
+        self,
+        round_id: str,
+        seat: int,
+        player: Player,
+        hand: Sequence[int],
+        dealer: Sequence[int],
+        ante: int,
+        pair_plus: int,
+    ) -> bool:
+        """Play or fold by the player's archetype (`games.simulation.players`): basic queen-6-4,
+        exposed-optimal the exact best with the exposed card when it is face up, a hole-carder
+        who sees the dealer's cards the full-information best (logged), else exposed-optimal."""
+        archetype = player.archetype
+        if archetype is Archetype.BASIC:
+            return plays_queen_six_four(hand)
+        if archetype is Archetype.FLASH_PARTNER:
+            legitimate = plays_queen_six_four(hand)
+        elif self.exposed_now:
+            if self._exposed_plays is None:
+                self._exposed_plays = strategy(self.profile)
+            legitimate = self._exposed_plays(hand, dealer, ante, pair_plus)
+        else:
+            legitimate = plays_queen_six_four(hand)
+        if not self.sees_hidden(player):
+            return legitimate
+        plays = full_information_plays(self.profile, hand, dealer, ante, pair_plus)
+        self.note_hidden(round_id, seat, player, _DECISION[plays], _DECISION[legitimate])
+        return plays
 
     def _bet(self, seat: int, spot: str, amount: int, ref: str) -> Pending:
         payload = {"seat": seat, "spot": spot, "amount_cents": amount, "player_ref": ref}
@@ -227,6 +271,7 @@ class TripokerTable(TableSim):
         faults: tuple[Fault, ...] = ()
         if exposed and self.chance(Fault.EXPOSED_CARD):
             exposed, faults = set(), (Fault.EXPOSED_CARD,)
+        self.exposed_now = bool(exposed)
         events = []
         for face_up in (False, True):
             picked = [k for k in (1, 2, 3) if (k in exposed) == face_up]

@@ -18,6 +18,7 @@ from games.simulation.faults import (
     default_rates,
     parse_faults,
 )
+from games.simulation.players import PlayerMix, PlayerRecord, parse_players
 from games.simulation.stream import Message
 from games.simulation.table import TableSim
 
@@ -30,9 +31,12 @@ __all__ = [
     "Fault",
     "FaultRecord",
     "Message",
+    "PlayerMix",
+    "PlayerRecord",
     "Simulation",
     "default_rates",
     "parse_faults",
+    "parse_players",
     "simulate",
     "table_classes",
 ]
@@ -59,6 +63,9 @@ class Simulation:
         start: datetime = DEFAULT_START,
         on_fault: Callable[[FaultRecord], None] | None = None,
         profiles: Mapping[Game, str] | None = None,
+        players: PlayerMix | None = None,
+        on_player: Callable[[PlayerRecord], None] | None = None,
+        first_table: int = 1,
     ) -> None:
         if start.tzinfo is None:
             raise ValueError("start must be a timezone-aware datetime")
@@ -81,9 +88,11 @@ class Simulation:
                 start_ms=self.start_ms,
                 end_ms=self.end_ms,
                 profile=(profiles or {}).get(game),
+                players=players,
+                on_player=on_player,
             )
             for game in Game
-            for number in range(1, counts.get(game, 0) + 1)
+            for number in range(first_table, first_table + counts.get(game, 0))
         ]
         self._clock_ms = self.start_ms
         self._started = False
@@ -121,13 +130,20 @@ def simulate(
     start: datetime = DEFAULT_START,
     on_fault: Callable[[FaultRecord], None] | None = None,
     profiles: Mapping[Game, str] | None = None,
+    players: PlayerMix | None = None,
+    on_player: Callable[[PlayerRecord], None] | None = None,
+    first_table: int = 1,
 ) -> Simulation:
     """A casino night: `tables` of each game (an int: that many of every game) for `hours`.
 
     The same arguments always give the same messages. `faults`: rate per fault (None: the
     defaults; a fault left out: 0). `on_fault` receives each injected fault as it is emitted.
     `profiles`: the released profile (NAME or NAME@VERSION) a game's tables open with, where
-    not the game's default.
+    not the game's default. `players`: the archetypes of the players seated (None: all
+    typical, the night as always); `on_player` receives each player seated, each flashing dealer
+    and each decision taken with the dealer's hidden cards in view (`PlayerRecord`).
+    `first_table`: the number of each game's first table (its id `TP-01`...): nights simulated
+    into one lake with tables of their own never share a round id or a table's sequence.
     """
     return Simulation(
         tables=tables,
@@ -138,4 +154,7 @@ def simulate(
         start=start,
         on_fault=on_fault,
         profiles=profiles,
+        players=players,
+        on_player=on_player,
+        first_table=first_table,
     )

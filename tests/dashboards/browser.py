@@ -48,6 +48,7 @@ PAGES = [
     PageSpec(slug="revenue", title="Revenue", charts=2),
     PageSpec(slug="integrity", title="Integrity", charts=3),
     PageSpec(slug="dealers", title="Dealers", charts=2),
+    PageSpec(slug="players", title="Players", charts=0),
     PageSpec(slug="progressive", title="Progressive", charts=2),
     PageSpec(slug="round_explorer", title="Round explorer", charts=0),
     PageSpec(slug="sign_ins", title="Sign-ins", charts=0),

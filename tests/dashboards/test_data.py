@@ -311,7 +311,7 @@ def test_hold_alert_explained_with_its_band_and_odds() -> None:
     assert "less than chance explains" in text and "about 1 time in 50" in text
     # Without money: the same alert in standard deviations, no amount at all.
     text = data.explain(alert, money=False)
-    assert "2.29 standard deviations below the theoretical win (z = -2.29)" in text
+    assert "2.29 standard deviations below the expected result (z = -2.29)" in text
     assert "S/" not in text and "9,580" not in text and "less than chance explains" in text
 
 
@@ -336,7 +336,9 @@ def test_without_money_no_frame_carries_an_amount(everything: data.Filters) -> N
     alerts = frames["alerts"]
     money = alerts[~alerts["test_name"].isin(data.COUNTING_TESTS)]
     assert money[["observed", "expected", "interval_low", "interval_high"]].isna().all().all()
-    assert not alerts["explanation"].str.contains("S/").any()
+    # (a fair demo night may raise no statistical alert: the explanations without money are
+    # tested on an alert of their own, test_hold_alert_explained_with_its_band_and_odds)
+    assert not alerts["explanation"].astype("string").str.contains("S/").any()
     # The manager's frames do carry them (the check above can fail).
     assert "_cents" in data.violations_detail(everything).to_csv()
     assert "handle_cents" in data.dealer_scorecards(everything).columns

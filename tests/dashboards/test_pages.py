@@ -30,6 +30,7 @@ TITLES = {
     "revenue": "Revenue",
     "integrity": "Integrity",
     "dealers": "Dealers",
+    "players": "Players",
     "progressive": "Progressive jackpot",
     "round_explorer": "Round explorer",
     "sign_ins": "Refused sign-ins",
@@ -113,7 +114,7 @@ def test_wrong_password_is_refused_and_shows_nothing(dashboard_env: Path) -> Non
 @pytest.mark.parametrize(
     ("who", "page"),
     [(MANAGER, page) for page in TITLES]
-    + [(SURVEILLANCE, page) for page in ("integrity", "dealers", "round_explorer")],
+    + [(SURVEILLANCE, page) for page in ("integrity", "dealers", "players", "round_explorer")],
 )
 def test_every_page_renders_for_each_role_that_may_see_it(
     dashboard_env: Path, who: tuple[str, str], page: str
@@ -128,7 +129,7 @@ def test_surveillance_cannot_reach_revenue_floor_or_progressive(dashboard_env: P
     at = _logged_in(SURVEILLANCE)
     assert _titles(at) == ["Integrity"]  # the first page this role may see
     assert [p for p in TITLES if not _unreachable(at, p)] == [
-        "integrity", "dealers", "round_explorer"
+        "integrity", "dealers", "players", "round_explorer"
     ]  # fmt: skip
 
 
@@ -373,7 +374,7 @@ def test_a_changed_role_applies_at_the_next_run_and_a_removed_user_is_out(
     at.run()
     _nothing_wrong(at)
     assert [p for p in TITLES if not _unreachable(at, p)] == [
-        "integrity", "dealers", "round_explorer"
+        "integrity", "dealers", "players", "round_explorer"
     ]  # fmt: skip
     users.write_text(original.replace("[users.ana]", "[users.someone_else]"))
     at.run()

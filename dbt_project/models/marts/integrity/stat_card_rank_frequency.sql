@@ -4,7 +4,7 @@
 --   first_card_rank per shuffler: the rank of the first card dealt in each round, a position
 --     a poor shuffle or a stacked deck would bias.
 -- Pai Gow deals the whole deck every round, so its decks fit exactly unless a card is missing
--- or doubled. Tested once the smallest expected cell reaches 5; alert when p < alert_p_value.
+-- or doubled. Tested once the smallest expected cell reaches 5; alert by Benjamini-Hochberg within the test (fdr_cutoff).
 with counts as (
     select deck_id, shuffler, rank, sum(cards) as cards, sum(first_cards) as first_cards
     from {{ ref('int_card_rank_counts') }}
@@ -64,27 +64,38 @@ tests as (
 scored as (
     select *, {{ chi_square_sf('chi_square', 'df') }} as p_value
     from tests
+),
+
+tested as (
+    select
+        concat_ws('|', test_name, subject_type, subject_id) as alert_id,
+        test_name,
+        subject_type,
+        subject_id,
+        null::date as gaming_date,
+        null::integer as shift_no,
+        n as sample_size,
+        'chi_square' as statistic_name,
+        round(chi_square, 6) as statistic,
+        df as degrees_of_freedom,
+        null::double as z_score,
+        p_value,
+        null::double as observed,
+        null::double as expected,
+        null::double as interval_low,
+        null::double as interval_high,
+        observed_by_rank
+    from scored
+),
+
+decided as (
+    {{ fdr_cutoff('tested', 'test_name, gaming_date') }}
 )
 
 select
-    concat_ws('|', test_name, subject_type, subject_id) as alert_id,
-    test_name,
-    subject_type,
-    subject_id,
-    null::date as gaming_date,
-    null::integer as shift_no,
-    n as sample_size,
-    'chi_square' as statistic_name,
-    round(chi_square, 6) as statistic,
-    df as degrees_of_freedom,
-    null::double as z_score,
+    * exclude (p_value, fdr_bound, fdr_cutoff),
     {{ round_sig('p_value') }} as p_value,
-    'p <' as threshold_rule,
-    {{ var('alert_p_value') }} as threshold,
-    null::double as observed,
-    null::double as expected,
-    null::double as interval_low,
-    null::double as interval_high,
-    p_value < {{ var('alert_p_value') }} as is_alert,
-    observed_by_rank
-from scored
+    'p <= (BH)' as threshold_rule,
+    coalesce(fdr_cutoff, fdr_bound) as threshold,
+    coalesce(p_value <= fdr_cutoff, false) as is_alert
+from decided

@@ -1,13 +1,14 @@
 -- Dealer x player pairs whose results are improbably good for the player: for each pair with
--- at least var('min_pair_positions') positions, z = (house result - theoretical) / sd with the
--- variance of stat_hold_vs_theoretical; one-sided p = P(Z <= z). Many pairs are tested, so
--- the threshold is alert_p_value / pairs tested (Bonferroni).
+-- at least var('min_pair_positions') positions, z = (house result - expected) / sd, the expected
+-- house result and its variance per position GIVEN the player's cards and decisions
+-- (int_position_expectations, as stat_hold_vs_theoretical): a pair plus hit or a jackpot the
+-- player's own cards made is no longer luck the test must absorb, so the normal tail holds on
+-- small samples. One-sided p = P(Z <= z); alerts by Benjamini-Hochberg over every pair tested.
 with positions as (
-    select p.*, d.result_variance_per_unit
+    select p.*, e.expected_house_cents, e.expected_variance
     from {{ ref('fct_positions') }} as p
-    inner join {{ ref('stat_profile_dispersion') }} as d
-        on d.profile = p.profile and d.profile_version = p.profile_version
-        and d.spot_mix = p.spot_mix
+    inner join {{ ref('int_position_expectations') }} as e
+        on e.round_id = p.round_id and e.seat = p.seat and e.note is null
     where p.bettor = 'player' and p.player_ref is not null and p.wager_cents > 0
 ),
 
@@ -18,8 +19,9 @@ pairs as (
         count(*) as positions,
         sum(wager_cents)::bigint as handle_cents,
         sum(house_result_cents)::bigint as house_result_cents,
-        sum(theoretical_win_cents)::decimal(20, 6) as theoretical_win_cents,
-        sqrt(sum(wager_cents::double * wager_cents * result_variance_per_unit)) as sd_cents
+        sum(theoretical_win_cents)::double as theoretical_win_cents,
+        sum(expected_house_cents) as expected_house_cents,
+        sqrt(sum(expected_variance)) as sd_cents
     from positions
     group by dealer_id, player_ref
     having count(*) >= {{ var('min_pair_positions') }}
@@ -28,14 +30,20 @@ pairs as (
 scored as (
     select
         *,
-        (house_result_cents - theoretical_win_cents::double) / nullif(sd_cents, 0) as z,
-        {{ var('alert_p_value') }} / count(*) over () as threshold
+        (house_result_cents - expected_house_cents) / nullif(sd_cents, 0) as z,
+        {{ round_sig(normal_sf('(expected_house_cents - house_result_cents) / nullif(sd_cents, 0)')) }}
+            as p_value,
+        'dealer_player_pair' as test_name
     from pairs
+),
+
+decided as (
+    {{ fdr_cutoff('scored', 'test_name') }}
 )
 
 select
-    concat_ws('|', 'dealer_player_pair', dealer_id, player_ref) as alert_id,
-    'dealer_player_pair' as test_name,
+    concat_ws('|', test_name, dealer_id, player_ref) as alert_id,
+    test_name,
     'dealer_player' as subject_type,
     dealer_id || ' x ' || player_ref as subject_id,
     null::date as gaming_date,
@@ -45,18 +53,19 @@ select
     round(z, 6) as statistic,
     null::integer as degrees_of_freedom,
     round(z, 6) as z_score,
-    {{ round_sig(normal_sf('-z')) }} as p_value,
-    'p <' as threshold_rule,
-    threshold,
+    p_value,
+    'p <= (BH)' as threshold_rule,
+    coalesce(fdr_cutoff, fdr_bound) as threshold,
     house_result_cents::double as observed,
-    theoretical_win_cents::double as expected,
-    round(theoretical_win_cents::double - {{ z_95() }} * sd_cents, 2) as interval_low,
-    round(theoretical_win_cents::double + {{ z_95() }} * sd_cents, 2) as interval_high,
-    coalesce({{ normal_sf('-z') }} < threshold, false) as is_alert,
+    round(expected_house_cents, 2) as expected,
+    round(expected_house_cents - {{ z_95() }} * sd_cents, 2) as interval_low,
+    round(expected_house_cents + {{ z_95() }} * sd_cents, 2) as interval_high,
+    coalesce(p_value <= fdr_cutoff, false) as is_alert,
     dealer_id,
     player_ref,
     handle_cents,
     house_result_cents,
-    theoretical_win_cents,
+    round(expected_house_cents, 2) as expected_house_cents,
+    round(theoretical_win_cents, 2) as theoretical_win_cents,
     sd_cents
-from scored
+from decided

@@ -4,7 +4,7 @@
 --                   (int_dice_position_odds), 6 degrees of freedom: what decides who gets group 1;
 --   dice_faces:     the 6 faces of every die rolled, expected 1/6 each, 5 degrees of freedom:
 --                   sharper against a loaded die.
--- Alert when p < var('alert_p_value').
+-- Alerts by Benjamini-Hochberg within the test (fdr_cutoff).
 with rolls as (
     select * from {{ ref('int_dice_rolls') }} where is_valid
 ),
@@ -60,28 +60,39 @@ tests as (
 scored as (
     select *, {{ chi_square_sf('chi_square', 'df') }} as p_value
     from tests
+),
+
+tested as (
+    select
+        concat_ws('|', test_name, table_id) as alert_id,
+        test_name,
+        'table' as subject_type,
+        table_id as subject_id,
+        null::date as gaming_date,
+        null::integer as shift_no,
+        n as sample_size,
+        'chi_square' as statistic_name,
+        round(chi_square, 6) as statistic,
+        df as degrees_of_freedom,
+        null::double as z_score,
+        p_value,
+        null::double as observed,
+        null::double as expected,
+        null::double as interval_low,
+        null::double as interval_high,
+        observed_by_cell,
+        expected_by_cell
+    from scored
+),
+
+decided as (
+    {{ fdr_cutoff('tested', 'test_name, gaming_date') }}
 )
 
 select
-    concat_ws('|', test_name, table_id) as alert_id,
-    test_name,
-    'table' as subject_type,
-    table_id as subject_id,
-    null::date as gaming_date,
-    null::integer as shift_no,
-    n as sample_size,
-    'chi_square' as statistic_name,
-    round(chi_square, 6) as statistic,
-    df as degrees_of_freedom,
-    null::double as z_score,
+    * exclude (p_value, fdr_bound, fdr_cutoff),
     {{ round_sig('p_value') }} as p_value,
-    'p <' as threshold_rule,
-    {{ var('alert_p_value') }} as threshold,
-    null::double as observed,
-    null::double as expected,
-    null::double as interval_low,
-    null::double as interval_high,
-    p_value < {{ var('alert_p_value') }} as is_alert,
-    observed_by_cell,
-    expected_by_cell
-from scored
+    'p <= (BH)' as threshold_rule,
+    coalesce(fdr_cutoff, fdr_bound) as threshold,
+    coalesce(p_value <= fdr_cutoff, false) as is_alert
+from decided

@@ -1,15 +1,47 @@
--- Hold vs theoretical per table, dealer and game, per casino day and per shift: is the house
--- result inside the 95 % interval around the theoretical win (DEF-ACC2)? The interval comes
--- from the wagers themselves: Var(result) = sum over positions of wager^2 x the profile's
--- variance per unit (stat_profile_dispersion, per mix of wagers), so a few big bets widen it and many small ones
--- narrow it. z = (house result - theoretical) / sd; alert when |z| > 1.96.
-with positions as (
-    select p.*, d.result_variance_per_unit
+-- Hold vs expected per table, dealer and game, per casino day and per shift: is the house result
+-- inside what fair cards give, GIVEN the cards and decisions the players made? Each position's
+-- expected house result and variance over the cards its players could not see come from the
+-- game's own math (int_position_expectations: exact for Tripóker, sampled for Hold'em calls and
+-- Pai Gow with the sampling error inside the variance), so skill and luck are told apart: a
+-- table of players who fold and set hands as people do is not a table that beats the house.
+-- Positions of one round share the dealer's cards, so variances add per round (the round's
+-- variance of its total), never per position. z = (house result - expected) / sd, two-sided
+-- p-value, on subjects with at least var('min_hold_rounds') rounds (fewer: the z is shown, no
+-- p-value); alerts decided by Benjamini-Hochberg within the test and casino day (fdr_cutoff).
+-- The optimal-play theoretical win (DEF-ACC2) stays beside it, labelled, for revenue.
+-- A round with a position the game could not value (bad data, a player-banker) is left out and
+-- counted in untested_rounds.
+with expected as (
+    select round_id, seat, expected_house_cents, round_variance
+    from {{ ref('int_position_expectations') }}
+    where note is null
+),
+
+positions as (
+    select p.*, e.expected_house_cents, e.round_variance
     from {{ ref('fct_positions') }} as p
-    inner join {{ ref('stat_profile_dispersion') }} as d
-        on d.profile = p.profile and d.profile_version = p.profile_version
-        and d.spot_mix = p.spot_mix
+    left join expected as e
+        on e.round_id = p.round_id and e.seat = p.seat and p.bettor = 'player'
     where p.wager_cents > 0
+),
+
+rounds as (
+    select
+        round_id,
+        any_value(table_id) as table_id,
+        any_value(dealer_id) as dealer_id,
+        any_value(game) as game,
+        any_value(gaming_date) as gaming_date,
+        any_value(shift_no) as shift_no,
+        count(*) as positions,
+        count(*) = count(expected_house_cents) as tested,
+        sum(wager_cents)::bigint as handle_cents,
+        sum(house_result_cents)::bigint as house_result_cents,
+        sum(theoretical_win_cents)::double as theoretical_win_cents,
+        sum(expected_house_cents) as expected_house_cents,
+        any_value(round_variance) as round_variance
+    from positions
+    group by round_id
 ),
 
 grouped as (
@@ -26,12 +58,15 @@ grouped as (
         end as subject_id,
         gaming_date,
         shift_no,
-        count(*) as positions,
-        sum(wager_cents)::bigint as handle_cents,
-        sum(house_result_cents)::bigint as house_result_cents,
-        sum(theoretical_win_cents)::decimal(20, 6) as theoretical_win_cents,
-        sqrt(sum(wager_cents::double * wager_cents * result_variance_per_unit)) as sd_cents
-    from positions
+        count(*) filter (where tested) as tested_rounds,
+        count(*) filter (where not tested) as untested_rounds,
+        sum(positions) filter (where tested) as positions,
+        coalesce(sum(handle_cents) filter (where tested), 0)::bigint as handle_cents,
+        coalesce(sum(house_result_cents) filter (where tested), 0)::bigint as house_result_cents,
+        sum(theoretical_win_cents) filter (where tested) as theoretical_win_cents,
+        sum(expected_house_cents) filter (where tested) as expected_house_cents,
+        sqrt(sum(round_variance) filter (where tested)) as sd_cents
+    from rounds
     group by grouping sets (
         (gaming_date, table_id), (gaming_date, dealer_id), (gaming_date, game),
         (gaming_date, shift_no, table_id), (gaming_date, shift_no, dealer_id),
@@ -42,39 +77,51 @@ grouped as (
 scored as (
     select
         *,
-        (house_result_cents - theoretical_win_cents::double) / nullif(sd_cents, 0) as z
+        (house_result_cents - expected_house_cents) / nullif(sd_cents, 0) as z,
+        case when tested_rounds >= {{ var('min_hold_rounds') }} then
+            {{ round_sig('2 * ' ~ normal_sf('abs((house_result_cents - expected_house_cents) / nullif(sd_cents, 0))')) }}
+        end as p_value,
+        'hold_vs_theoretical' as test_name
     from grouped
+    where tested_rounds > 0
+),
+
+decided as (
+    {{ fdr_cutoff('scored', 'test_name, gaming_date') }}
 )
 
 select
-    concat_ws('|', 'hold_vs_theoretical', subject_type, subject_id, gaming_date, shift_no)
-        as alert_id,
-    'hold_vs_theoretical' as test_name,
+    concat_ws('|', test_name, subject_type, subject_id, gaming_date, shift_no) as alert_id,
+    test_name,
     subject_type,
     subject_id,
     gaming_date,
     shift_no,
-    positions as sample_size,
+    tested_rounds as sample_size,
     'z' as statistic_name,
     round(z, 6) as statistic,
     null::integer as degrees_of_freedom,
     round(z, 6) as z_score,
-    {{ round_sig('2 * ' ~ normal_sf('abs(z)')) }} as p_value,
-    '|z| >' as threshold_rule,
-    {{ z_95() }} as threshold,
+    p_value,
+    'p <= (BH)' as threshold_rule,
+    coalesce(fdr_cutoff, fdr_bound) as threshold,
     house_result_cents::double as observed,
-    theoretical_win_cents::double as expected,
-    round(theoretical_win_cents::double - {{ z_95() }} * sd_cents, 2) as interval_low,
-    round(theoretical_win_cents::double + {{ z_95() }} * sd_cents, 2) as interval_high,
-    coalesce(abs(z) > {{ z_95() }}, false) as is_alert,
+    round(expected_house_cents, 2) as expected,
+    round(expected_house_cents - {{ z_95() }} * sd_cents, 2) as interval_low,
+    round(expected_house_cents + {{ z_95() }} * sd_cents, 2) as interval_high,
+    coalesce(p_value <= fdr_cutoff, false) as is_alert,
+    positions,
+    untested_rounds,
     handle_cents,
     house_result_cents,
-    theoretical_win_cents,
+    round(expected_house_cents, 2) as expected_house_cents,
+    round(theoretical_win_cents, 2) as theoretical_win_cents,
     sd_cents,
     house_result_cents / nullif(handle_cents, 0) as hold_pct,
+    expected_house_cents / nullif(handle_cents, 0) as expected_hold_pct,
     theoretical_win_cents / nullif(handle_cents, 0) as theoretical_hold_pct,
-    (theoretical_win_cents::double - {{ z_95() }} * sd_cents) / nullif(handle_cents, 0)
+    (expected_house_cents - {{ z_95() }} * sd_cents) / nullif(handle_cents, 0)
         as hold_interval_low_pct,
-    (theoretical_win_cents::double + {{ z_95() }} * sd_cents) / nullif(handle_cents, 0)
+    (expected_house_cents + {{ z_95() }} * sd_cents) / nullif(handle_cents, 0)
         as hold_interval_high_pct
-from scored
+from decided

@@ -1,8 +1,8 @@
 -- Does the progressive hit as often as the cards say it should (DEF-THP4)? Per table and for
 -- the whole casino, per paying hand and for any paying hand: hits among the progressive
 -- wagers settled, against the exact 5-card probability from games/holdem/odds.py
--- (seeds/progressive_paytable.csv). Exact two-sided binomial test; alert when p <
--- alert_p_value. z is shown for reading, the p-value decides.
+-- (seeds/progressive_paytable.csv). Exact two-sided binomial test; alerts by
+-- Benjamini-Hochberg within the test (fdr_cutoff). z is shown for reading, the p-value decides.
 with wagers as (
     select table_id, profile, profile_version, count(*) as n
     from {{ ref('fct_bets') }}
@@ -46,28 +46,39 @@ tests as (
     select 'all tables', 'casino', hand, sum(n), any_value(probability), sum(k)
     from per_table
     group by hand
+),
+
+tested as (
+    select
+        'jackpot_frequency' as test_name,
+        concat_ws('|', 'jackpot_frequency', subject_type, subject_id, hand) as alert_id,
+        subject_type,
+        subject_id,
+        null::date as gaming_date,
+        null::integer as shift_no,
+        n::bigint as sample_size,
+        'hits' as statistic_name,
+        k::double as statistic,
+        null::integer as degrees_of_freedom,
+        round((k - n * probability) / sqrt(n * probability * (1 - probability)), 6) as z_score,
+        {{ binomial_two_sided_p('k', 'n', 'probability') }} as p_value,
+        k::double as observed,
+        round(n * probability, 6) as expected,
+        null::double as interval_low,
+        null::double as interval_high,
+        hand,
+        probability
+    from tests
+),
+
+decided as (
+    {{ fdr_cutoff('tested', 'test_name, gaming_date') }}
 )
 
 select
-    concat_ws('|', 'jackpot_frequency', subject_type, subject_id, hand) as alert_id,
-    'jackpot_frequency' as test_name,
-    subject_type,
-    subject_id,
-    null::date as gaming_date,
-    null::integer as shift_no,
-    n::bigint as sample_size,
-    'hits' as statistic_name,
-    k::double as statistic,
-    null::integer as degrees_of_freedom,
-    round((k - n * probability) / sqrt(n * probability * (1 - probability)), 6) as z_score,
-    {{ round_sig(binomial_two_sided_p('k', 'n', 'probability')) }} as p_value,
-    'p <' as threshold_rule,
-    {{ var('alert_p_value') }} as threshold,
-    k::double as observed,
-    round(n * probability, 6) as expected,
-    null::double as interval_low,
-    null::double as interval_high,
-    {{ binomial_two_sided_p('k', 'n', 'probability') }} < {{ var('alert_p_value') }} as is_alert,
-    hand,
-    probability
-from tests
+    * exclude (p_value, fdr_bound, fdr_cutoff),
+    {{ round_sig('p_value') }} as p_value,
+    'p <= (BH)' as threshold_rule,
+    coalesce(fdr_cutoff, fdr_bound) as threshold,
+    coalesce(p_value <= fdr_cutoff, false) as is_alert
+from decided

@@ -5,9 +5,10 @@
 -- of the rounds with bets. Every measure is a sum (or a count of rows that belong to
 -- one cell), so a reader sums cells over any filter and breakdown of these columns and derives
 -- rates afterwards; distinct players are not additive and come from fct_positions. The hold
--- band's sums are the positions' (fct_positions, without the house's own bet): its variance is
--- Σ wager² × the variance per unit of the position's profile and mix of wagers
--- (stat_profile_dispersion), as stat_hold_vs_theoretical computes it. Incremental by day.
+-- band's sums are the players' positions' (fct_positions, without the house's own bet) against
+-- their expected house result given the cards and decisions as played, as
+-- stat_hold_vs_theoretical computes it; theoretical_win_cents is the optimal-play theoretical
+-- (DEF-ACC2), revenue's yardstick. Incremental by day.
 with rounds as (
     select
         round_id, gaming_date, shift_no, time_bucket(interval 1 hour, ended_at) as hour_start,
@@ -19,22 +20,26 @@ with rounds as (
 ),
 
 -- Positions count in their round's cell: a round whose dealer changed before it settled
--- carries the dealer who started it, its lines the one at settlement.
+-- carries the dealer who started it, its lines the one at settlement. The hold band is the
+-- rounds whose every player position the game valued (int_position_expectations): the
+-- expected house result given the cards and decisions as played, its variance the round's.
 positions as (
     select
         p.round_id,
-        sum(p.wager_cents) filter (where p.wager_cents > 0) as band_handle_cents,
-        sum(p.house_result_cents) filter (where p.wager_cents > 0) as band_observed_cents,
-        sum(p.theoretical_win_cents) filter (where p.wager_cents > 0) as band_expected_cents,
+        sum(p.wager_cents) as band_handle_cents,
+        sum(p.house_result_cents) as band_observed_cents,
         -- each term rounded to a decimal, so the sums are exact whatever order a build adds
         -- them in (a double sum differed in its last digits from build to build)
-        sum((p.wager_cents::double * p.wager_cents * d.result_variance_per_unit)
-            ::decimal(38, 6)) filter (where p.wager_cents > 0) as band_variance_cents2
+        sum(e.expected_house_cents::decimal(20, 6)) as band_expected_cents,
+        any_value(e.round_variance)::decimal(38, 6) as band_variance_cents2,
+        count(*) = count(e.round_id) as valued
     from {{ ref('fct_positions') }} as p
-    left join {{ ref('stat_profile_dispersion') }} as d
-        using (profile, profile_version, spot_mix)
-    where {{ affected_days() }}
+    left join {{ ref('int_position_expectations') }} as e
+        on e.round_id = p.round_id and e.seat = p.seat and p.bettor = 'player'
+        and e.note is null
+    where p.wager_cents > 0 and {{ affected_days() }}
     group by p.round_id
+    having valued
 ),
 
 cells as (

@@ -1,0 +1,261 @@
+"""The hold test's expectations and the decisions' evidence (issue 18), from the lake's events.
+
+Two tables (`evaluation_table`), each built by a dbt Python model (dbt_project/models/
+intermediate/int_position_expectations.py, int_decision_evidence.py) over the rounds of the
+positions it has not seen yet (incremental), and the hole-carding test's numbers per player
+(`decision_tests`, the model agg_player_decisions):
+
+- 'expected': every player position's house result as expected over the cards its
+  players could not see, given the cards and decisions as played, under the round's own rule
+  profile version (`GameSpec.expected`), with its variance and the variance of the round's
+  total (positions of a round share the dealer's cards).
+- 'informed': every play/call/fold decision beside the legitimate-optimal and the
+  full-information choice, the EV won beyond legitimate play, and the null probability that a
+  player who cannot see the dealer's hidden cards takes the full-information choice
+  (`GameSpec.informed`).
+
+Rounds are rebuilt from the events the lake stored up to each round's end, as the consumer
+settled them (consumers/stored_rounds.py, as the what-if does); only settled rounds have
+positions, so only they are evaluated. A round the game cannot evaluate (bad data the consumer
+already reported) gives one row with `note` saying why and no numbers: its positions are left
+out of the tests, counted, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from consumers.stored_rounds import stored_rounds
+from events.models import Game
+from games.base import Informed, RoundEvents, RoundExpectation
+from games.profiles import load_profile
+from games.registry import GAMES
+from rules.cards import CardError
+from rules.profile import Profile
+from rules.settlement import RoundError
+
+# What evaluating one recorded round may raise on bad data; anything else is a bug and escapes.
+_BAD_ROUND = (RoundError, CardError, ValueError, KeyError, IndexError, LookupError)
+
+EXPECTATION_SCHEMA = pa.schema(
+    [
+        ("round_id", pa.string()),
+        ("seat", pa.int32()),
+        ("expected_house_cents", pa.float64()),
+        ("expected_variance", pa.float64()),
+        ("samples", pa.int32()),
+        ("round_variance", pa.float64()),
+        ("note", pa.string()),
+    ]
+)
+
+EVIDENCE_SCHEMA = pa.schema(
+    [
+        ("round_id", pa.string()),
+        ("seat", pa.int32()),
+        ("played", pa.string()),
+        ("legitimate", pa.string()),
+        ("full_information", pa.string()),
+        ("informative", pa.bool_()),
+        ("gain_cents", pa.float64()),
+        ("match_probability", pa.float64()),
+        ("note", pa.string()),
+    ]
+)
+
+
+def _games_with(evaluation: str) -> list[str]:
+    """The games (their `Game` values) whose `GameSpec` has `evaluation` ('expected' or
+    'informed'): the dbt models pick only their rounds."""
+    return [game.value for game, spec in GAMES.items() if getattr(spec, evaluation) is not None]
+
+
+def model(dbt: Any, session: Any, positions: Any, evaluation: str) -> Any:
+    """The dbt Python model of `evaluation` ('expected': int_position_expectations,
+    'informed': int_decision_evidence) over `positions` (fct_positions), incremental: the
+    rounds of positions newer than the model's `lake_row_id` watermark, each row carrying its
+    round's watermark. (dbt reads a Python model's `ref`/`source` calls from its own file, so
+    the models make them and hand over the relation.)"""
+    watermark = -1
+    if dbt.is_incremental:
+        query = f"SELECT coalesce(max(lake_row_id), -1) FROM {dbt.this}"
+        watermark = session.sql(query).fetchone()[0]
+    picked = _new_rounds(positions, watermark, evaluation)
+    rows = session.from_arrow(evaluation_table(session, picked, evaluation))
+    return rows.join(session.view("evidence_new_rounds"), "round_id")
+
+
+def _new_rounds(positions: Any, watermark: int, evaluation: str) -> str:
+    """The SELECT of lake rounds (as `stored_rounds` takes) whose player positions are newer
+    than `watermark` (fct_positions' `lake_row_id`) in games with `evaluation`; registers the
+    view `evidence_new_rounds` (round_id, lake_row_id) the models join back for their
+    watermark."""
+    games = ", ".join(f"'{game}'" for game in _games_with(evaluation)) or "NULL"
+    positions.filter(
+        f"lake_row_id > {int(watermark)} AND bettor = 'player' AND game IN ({games})"
+    ).aggregate("round_id, max(lake_row_id) AS lake_row_id", "round_id").create_view(
+        "evidence_new_rounds", replace=True
+    )
+    return "SELECT r.* FROM lake.main.rounds r JOIN evidence_new_rounds n USING (round_id)"
+
+
+@cache
+def _profile(name: str, version: int) -> Profile:
+    return load_profile(f"{name}@{version}")
+
+
+def _evaluated(
+    con: Any, picked: str, lake: str, evaluate: Callable[[Game], Any]
+) -> Iterator[tuple[dict[str, Any], Any, str | None]]:
+    """Each picked round with `evaluate(game)(kinds, profile, meter)`'s answer, or why none."""
+    for meta, events in stored_rounds(con, picked, lake=lake):
+        try:
+            game = Game(meta["game"])
+            function = evaluate(game)
+            if function is None:
+                yield meta, None, f"{game.slug} has no such evaluation"
+                continue
+            profile = _profile(meta["profile"], int(meta["profile_version"]))
+            answer = function(RoundEvents(events), profile, meta["meter_cents"])
+        except _BAD_ROUND as error:
+            yield meta, None, f"not evaluated: {error}"[:500]
+        else:
+            yield meta, answer, None
+
+
+def _expectation_rows(answer: RoundExpectation) -> Iterator[dict[str, Any]]:
+    for seat, seen in sorted(answer.seats.items()):
+        yield {
+            "seat": seat,
+            "expected_house_cents": seen.mean_cents,
+            "expected_variance": seen.variance,
+            "samples": seen.samples,
+            "round_variance": answer.total_variance,
+        }
+
+
+def _evidence_rows(answer: dict[int, Informed]) -> Iterator[dict[str, Any]]:
+    for seat, one in sorted(answer.items()):
+        yield {
+            "seat": seat,
+            "played": one.played.value,
+            "legitimate": one.legitimate.value,
+            "full_information": one.full_information.value,
+            "informative": one.informative,
+            "gain_cents": one.gain_cents,
+            "match_probability": one.match_probability,
+        }
+
+
+# evaluation -> its table's schema and rows of one round's answer
+_TABLES: dict[str, tuple[pa.Schema, Callable[[Any], Iterator[dict[str, Any]]]]] = {
+    "expected": (EXPECTATION_SCHEMA, _expectation_rows),
+    "informed": (EVIDENCE_SCHEMA, _evidence_rows),
+}
+
+
+def evaluation_table(
+    con: Any, picked: str, evaluation: str, *, lake: str = "lake.main."
+) -> pa.Table:
+    """The rows of `evaluation` ('expected': `EXPECTATION_SCHEMA`, 'informed':
+    `EVIDENCE_SCHEMA`) for the rounds `picked` (a SELECT of lake `rounds` rows): one per seat
+    evaluated, or one with the `note` of a round the game could not evaluate."""
+    schema, rows_of = _TABLES[evaluation]
+    rows: dict[str, list[Any]] = {name: [] for name in schema.names}
+    for meta, answer, note in _evaluated(
+        con, picked, lake, lambda game: getattr(GAMES[game], evaluation)
+    ):
+        found = [{"note": note}] if answer is None else list(rows_of(answer))
+        for values in found:
+            values["round_id"] = meta["round_id"]
+            for name in schema.names:
+                rows[name].append(values.get(name))
+    return pa.table(rows, schema=schema)
+
+
+class PoissonBinomial:
+    """The number of successes of independent trials, each with its own success probability
+    (a Poisson-binomial law), exactly: its distribution built one trial at a time (`add`).
+    The hole-carding test's null: a player who cannot see the dealer's hidden cards matches
+    the full-information choice on each decision with that decision's known probability,
+    however they decide."""
+
+    def __init__(self) -> None:
+        self.distribution = np.ones(1)
+
+    def add(self, p: float) -> None:
+        grown = np.zeros(len(self.distribution) + 1)
+        grown[:-1] = self.distribution * (1 - p)
+        grown[1:] += self.distribution * p
+        self.distribution = grown
+
+    def sf(self, k: int) -> float:
+        """P(K >= k)."""
+        return 1.0 if k <= 0 else float(min(1.0, self.distribution[k:].sum()))
+
+
+def poisson_binomial_sf(probabilities: npt.ArrayLike, k: int) -> float:
+    """P(K >= k) for K the successes of trials with these probabilities (`PoissonBinomial`)."""
+    law = PoissonBinomial()
+    for p in np.asarray(probabilities, dtype=float):
+        law.add(float(p))
+    return law.sf(k)
+
+
+def decision_tests(session: Any, decisions: Any) -> Any:
+    """The dbt Python model agg_player_decisions over `decisions` (fct_decisions): for
+    each player (and game), and each dealer x player pair, the hole-carding test over their
+    decisions, with the evidence a surveillance officer reads (informative decisions, how often
+    the full-information choice was taken there, the EV won beyond legitimate play, agreement
+    with the legitimate strategy). The statistic is the count of decisions that matched the
+    full-information choice, over decisions whose null probability is strictly between 0 and
+    1; its p-value is the exact Poisson-binomial upper tail (`poisson_binomial_sf`)."""
+    decisions.create_view("decision_tests_decisions", replace=True)
+    grouped = session.sql(
+        """
+        SELECT
+            CASE WHEN grouping(dealer_id) = 0 THEN 'dealer_player' ELSE 'player' END
+                AS subject_type,
+            player_ref, dealer_id, game,
+            count(*) AS decisions,
+            count(*) FILTER (WHERE informative) AS informative_decisions,
+            count(*) FILTER (WHERE informative AND took_full_information)
+                AS informative_taken,
+            count(*) FILTER (WHERE played = legitimate) AS legitimate_agreements,
+            sum(gain_cents) AS gain_cents,
+            min(gaming_date) AS first_day,
+            max(gaming_date) AS last_day,
+            list(match_probability ORDER BY round_id)
+                FILTER (WHERE match_probability > 0 AND match_probability < 1) AS null_p,
+            count(*) FILTER (WHERE match_probability > 0 AND match_probability < 1
+                             AND took_full_information) AS matches
+        FROM decision_tests_decisions
+        WHERE player_ref IS NOT NULL
+        GROUP BY GROUPING SETS ((player_ref, game), (player_ref, dealer_id, game))
+        """
+    ).fetchall()
+    columns = [
+        "subject_type", "player_ref", "dealer_id", "game", "decisions", "informative_decisions",
+        "informative_taken", "legitimate_agreements", "gain_cents", "first_day", "last_day",
+        "tested_decisions", "matches", "expected_matches", "match_sd", "p_value",
+    ]  # fmt: skip
+    rows: dict[str, list[Any]] = {name: [] for name in columns}
+    for *head, null_p, matches in grouped:
+        q = np.asarray(null_p or [], dtype=float)
+        values = [
+            *head,
+            len(q),
+            matches,
+            float(q.sum()),
+            float(np.sqrt((q * (1 - q)).sum())),
+            poisson_binomial_sf(q, matches) if len(q) else None,
+        ]
+        for name, value in zip(columns, values, strict=True):
+            rows[name].append(value)
+    return session.from_arrow(pa.table(rows))

@@ -1,0 +1,107 @@
+"""Rounds rebuilt from the events the lake stored: for the what-if re-settlement and the hold
+test's expectations (consumers/evidence.py). Read-only: the caller's session decides where the
+lake is and how it is attached."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from events import parse_event
+from events.models import Event
+
+_BATCH = 5_000
+
+
+def stored_rounds(
+    con: Any, picked: str, params: Sequence[Any] = (), *, lake: str = ""
+) -> Iterator[tuple[dict[str, Any], list[Event]]]:
+    """Each round `picked` selects (a SELECT of lake `rounds` rows), per table in time order:
+    what the lake recorded (game, handle, house result, profile, the meter before it) and its
+    events in stream order up to its end, as the consumer settled it (events recorded after
+    the round's round_ended or round_voided are left out). `lake` prefixes the lake's table
+    names (`lake.main.` where the session's default catalog is another)."""
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE picked_rounds AS
+        WITH picked AS (
+            SELECT p.round_id, p.table_id, p.game, p.profile, p.profile_version, p.started_at,
+                   p.ended_at
+            FROM ({picked}) p
+        ),
+        lines AS (
+            SELECT s.round_id, sum(s.wager_cents)::BIGINT AS handle_cents,
+                   sum(s.house_result_cents)::BIGINT AS house_result_cents
+            FROM {lake}settlements s JOIN picked USING (round_id) GROUP BY s.round_id
+        ),
+        ledger AS (
+            SELECT j.table_id, j.round_id, max(j.occurred_at) AS occurred_at,
+                   arg_min(j.meter_before_cents, j.entry_no) AS meter_before_cents,
+                   arg_max(j.meter_after_cents, j.entry_no) AS meter_after_cents
+            FROM {lake}jackpot_ledger j GROUP BY j.table_id, j.round_id
+        ),
+        meters AS (  -- the table's meter as recorded: after each round, and at each reset
+            SELECT table_id, occurred_at, meter_after_cents AS meter_cents FROM ledger
+            UNION ALL
+            SELECT table_id, occurred_at, (payload::JSON->>'meter_cents')::BIGINT
+            FROM {lake}events WHERE event_type = 'progressive_meter_reset'
+        )
+        SELECT p.*, (p.started_at AT TIME ZONE 'UTC')::DATE AS day,
+               coalesce(l.handle_cents, 0) AS handle_cents,
+               coalesce(l.house_result_cents, 0) AS house_result_cents,
+               coalesce(own.meter_before_cents, last.meter_cents) AS meter_cents
+        FROM picked p
+        LEFT JOIN lines l USING (round_id)
+        LEFT JOIN ledger own ON own.round_id = p.round_id
+        ASOF LEFT JOIN meters last
+            ON last.table_id = p.table_id AND last.occurred_at <= p.started_at
+        """,
+        list(params),
+    )
+    cursor = con.execute(
+        f"""
+        SELECT w.round_id, w.table_id, w.game, w.profile, w.profile_version, w.day,
+               w.handle_cents, w.house_result_cents, w.meter_cents, w.started_at, w.ended_at,
+               e.payload
+        FROM picked_rounds w
+        JOIN {lake}events e ON e.round_id = w.round_id AND e.table_id = w.table_id
+        -- what the engine settled: the events up to the round's end (a decision or a card
+        -- recorded after round_ended is stored, never applied)
+        LEFT JOIN (
+            SELECT round_id, table_id, min(seq) AS end_seq FROM {lake}events
+            WHERE event_type IN ('round_ended', 'round_voided') GROUP BY round_id, table_id
+        ) ends ON ends.round_id = w.round_id AND ends.table_id = w.table_id
+        WHERE e.seq <= coalesce(ends.end_seq, e.seq)
+        ORDER BY w.table_id, w.started_at, w.round_id, e.seq
+        """
+    )
+    current: dict[str, Any] | None = None
+    events: list[Any] = []
+    while True:
+        batch = cursor.fetchmany(_BATCH)
+        if not batch:
+            break
+        for (
+            round_id, table_id, game, prof, version, day, handle, house, meter, started, ended,
+            payload,
+        ) in batch:  # fmt: skip
+            if current is None or current["round_id"] != round_id:
+                if current is not None:
+                    yield current, events
+                current = {
+                    "round_id": round_id,
+                    "table_id": table_id,
+                    "game": game,
+                    "profile": prof,
+                    "profile_version": version,
+                    "day": day,
+                    "handle_cents": int(handle),
+                    "house_result_cents": int(house),
+                    "meter_cents": None if meter is None else int(meter),
+                    "started_at": started,
+                    "ended_at": ended,
+                }
+                events = []
+            events.append(parse_event(payload))
+    if current is not None:
+        yield current, events

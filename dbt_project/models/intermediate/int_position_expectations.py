@@ -1,0 +1,18 @@
+"""Every new player position's house result as expected given the cards and decisions as played
+(the hold test's expectation, issue 18). A Python model because each round is rebuilt from the
+lake's stored events and valued by the game's own math (`GameSpec.expected`): exact enumeration
+for Tripóker, deterministic sampling for Hold'em calls and Pai Gow with the estimate's error
+inside the variance. consumers/evidence.py does the work, incrementally."""
+
+
+def model(dbt, session):
+    from consumers.evidence import model
+
+    dbt.config(materialized="incremental", incremental_strategy="append")
+    positions = dbt.ref("fct_positions")
+    # the lake tables each round is rebuilt from (consumers/stored_rounds.py)
+    dbt.source("lake", "rounds")
+    dbt.source("lake", "events")
+    dbt.source("lake", "settlements")
+    dbt.source("lake", "jackpot_ledger")
+    return model(dbt, session, positions, "expected")

@@ -1,0 +1,23 @@
+-- Every play/fold (Tripóker) and call/fold (Hold'em) decision a player made, beside the
+-- legitimate-optimal and the full-information choice (int_decision_evidence), with who made it,
+-- where and under which dealer: the hole-carding test's input and the Players page's evidence.
+select
+    e.round_id,
+    e.seat,
+    p.player_ref,
+    p.dealer_id,
+    p.table_id,
+    p.game,
+    p.gaming_date,
+    p.settled_at,
+    e.played,
+    e.legitimate,
+    e.full_information,
+    e.informative,
+    e.played = e.full_information as took_full_information,
+    e.gain_cents,
+    e.match_probability
+from {{ ref('int_decision_evidence') }} as e
+inner join {{ ref('fct_positions') }} as p
+    on p.round_id = e.round_id and p.seat = e.seat and p.bettor = 'player'
+where e.note is null

@@ -1,0 +1,100 @@
+"""The hole-carding test's null law (consumers/evidence.py): the exact Poisson-binomial tail,
+checked against enumerating every outcome, and against the binomial where all trials agree;
+and what a round is judged on: the events up to its end (consumers/stored_rounds.py)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+import uuid
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from consumers.evidence import PoissonBinomial, poisson_binomial_sf
+from consumers.stored_rounds import stored_rounds
+from croupier.cli import main
+from events.models import Game
+from games.base import RoundEvents
+from games.profiles import load_profile
+from games.registry import GAMES
+from infra import lake as lakes
+from producers.simulator import simulate
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_tail_is_the_sum_over_every_outcome(seed: int) -> None:
+    rng = random.Random(seed)
+    q = [rng.random() for _ in range(rng.randint(1, 10))]
+    for k in range(len(q) + 2):
+        brute = sum(
+            math.prod(p if hit else 1 - p for p, hit in zip(q, outcome, strict=True))
+            for outcome in itertools.product((False, True), repeat=len(q))
+            if sum(outcome) >= k
+        )
+        assert poisson_binomial_sf(q, k) == pytest.approx(brute, abs=1e-12)
+
+
+def test_equal_trials_give_the_binomial_tail() -> None:
+    n, p = 60, 0.7
+    law = PoissonBinomial()
+    for _ in range(n):
+        law.add(p)
+    for k in (0, 30, 42, 50, 60):
+        exact = sum(math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1))
+        assert law.sf(k) == pytest.approx(exact, rel=1e-9)
+    assert law.sf(61) == 0.0 and poisson_binomial_sf([], 0) == 1.0
+
+
+def test_a_full_hole_carder_is_improbable_fast() -> None:
+    """A player who matches every one of 20 decisions each matched with probability 0.6 by
+    chance: p = 0.6^20 = 3.7e-5, below the 1e-4 a lone cheater among 100 players needs."""
+    assert poisson_binomial_sf([0.6] * 20, 20) == pytest.approx(0.6**20, rel=1e-12)
+
+
+def test_a_decision_recorded_after_the_round_ended_is_not_evidence(tmp_path: Path) -> None:
+    """A console that sends a fold after its round ended (the consumer stores it, never
+    applies it) must not change what the round is judged on: the events `stored_rounds` gives
+    stop at round_ended, so the evidence says what was settled."""
+    sim = simulate(
+        tables={Game.TRIPOKER: 1, Game.HOLDEM: 0, Game.PAI_GOW: 0}, hours=0.5, seed=11, faults={}
+    )
+    events = [json.loads(m.value) for m in sim]
+    ended = [i for i, e in enumerate(events) if e["event_type"] == "round_ended"][1]
+    round_id = events[ended]["round_id"]
+    played = next(
+        e for e in events if e["round_id"] == round_id and e["event_type"] == "player_decided"
+    )
+    late = dict(played, event_id=str(uuid.uuid4()))
+    late["decision"] = "fold" if played["decision"] == "play" else "play"
+    late["amount_cents"] = 0 if late["decision"] == "fold" else played["amount_cents"] or 1_000
+    events.insert(ended + 1, late)
+    for seq, event in enumerate(events, start=1):  # one table: its sequence, renumbered
+        event["seq"] = seq
+    recording = tmp_path / "night.jsonl"
+    recording.write_text("".join(json.dumps(e) + "\n" for e in events))
+    lake = tmp_path / "lake"
+    result = CliRunner().invoke(main, ["consume", "--file", str(recording), "--lake", str(lake)])
+    assert result.exit_code == 0, result.output
+    con = lakes.connect(lakes.Lake(root=lake), read_only=True)
+    try:
+        stored = con.execute(
+            "SELECT count(*) FROM events WHERE event_id = ?", [late["event_id"]]
+        ).fetchone()
+        assert stored == (1,)  # the lake keeps it
+        rebuilt = {
+            meta["round_id"]: kinds
+            for meta, kinds in stored_rounds(con, "SELECT * FROM rounds WHERE status = 'settled'")
+        }
+    finally:
+        con.close()
+    kinds = rebuilt[round_id]
+    assert kinds[-1].event_type == "round_ended"
+    assert str(late["event_id"]) not in {str(e.event_id) for e in kinds}
+    found = GAMES[Game.TRIPOKER].informed
+    assert found is not None
+    judged = found(RoundEvents(kinds), load_profile("tripoker/pe-2005"), None)
+    assert judged[played["seat"]].played.value == played["decision"]
