@@ -236,12 +236,12 @@ def test_the_client_address_trusts_only_the_configured_proxies(
     assert auth.client_address(peer, headers, trusted) == client
 
 
-def test_surveillance_sees_integrity_dealers_and_round_explorer_only() -> None:
+def test_surveillance_sees_integrity_dealers_players_and_round_explorer_only() -> None:
     manager = auth.User(name="a", role=auth.Role.MANAGER, logged_in_at=time.time())
     watcher = auth.User(name="s", role=auth.Role.SURVEILLANCE, logged_in_at=time.time())
     assert all(manager.may_see(page) for page in auth.PAGES)
     assert {p for p in auth.PAGES if watcher.may_see(p)} == {
-        "integrity", "dealers", "round_explorer"
+        "integrity", "dealers", "players", "round_explorer"
     }  # fmt: skip
     # The README's promise: surveillance sees no money figure, managers do.
     assert manager.grant.money and not watcher.grant.money

@@ -82,9 +82,11 @@ def test_manager_sees_every_page_drawn_without_an_error(
         assert page.locator('[data-testid="stException"]').count() == 0
 
 
-def test_surveillance_sees_integrity_dealers_and_round_explorer_only(url: str, page: Page) -> None:
+def test_surveillance_sees_integrity_dealers_players_and_round_explorer_only(
+    url: str, page: Page
+) -> None:
     log_in(page, url, SURVEILLANCE)
-    assert nav_titles(page) == ["Integrity", "Dealers", "Round explorer"]
+    assert nav_titles(page) == ["Integrity", "Dealers", "Players", "Round explorer"]
     assert page.get_by_role("heading", name="Integrity").count() == 1
 
 
