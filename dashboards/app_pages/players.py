@@ -46,14 +46,14 @@ else:
     )
     pick = st.selectbox(
         "Player",
-        [f"{r.player_ref} · {options.games.get(r.game, r.game)}" for r in flagged.itertuples()],
+        range(len(flagged)),
+        format_func=lambda i: (
+            f"{flagged['player_ref'].iat[i]} · "
+            f"{options.games.get(flagged['game'].iat[i], flagged['game'].iat[i])}"
+        ),
         key="players_pick",
     )
-    row = flagged.iloc[
-        [
-            f"{r.player_ref} · {options.games.get(r.game, r.game)}" for r in flagged.itertuples()
-        ].index(pick)
-    ]
+    row = flagged.iloc[pick]
     player, game = str(row["player_ref"]), str(row["game"])
     st.subheader(f"{ui.plain(player)}: by dealer")
     ui.table(data.player_dealers(player, game), name=f"dealers_{player}_{game}")
