@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "kafka": "croupier.commands.kafka:kafka",
     "lake": "croupier.commands.lake:lake",
     "odds": "croupier.commands.rules_cli:odds",
+    "postgres": "croupier.commands.postgres:postgres",
     "publish": "croupier.commands.simulate:publish",
     "replay": "croupier.commands.consumer:replay",
     "settle": "croupier.commands.rules_cli:settle",

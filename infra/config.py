@@ -161,6 +161,10 @@ class Settings(BaseSettings):
     local_kafka_controller_port: int = Field(
         default=9093, description="KRaft controller port of the local broker."
     )
+    local_postgres_port: int = Field(
+        default=55432,
+        description="Port of the local PostgreSQL server (`croupier postgres start`, loopback).",
+    )
 
     @field_validator("lake_snapshot_retention", "lake_file_grace")
     @classmethod
@@ -191,6 +195,11 @@ class Settings(BaseSettings):
     def kafka_dir(self) -> Path:
         """Logs, data and pid file of the local broker."""
         return self.data_dir / "kafka"
+
+    @property
+    def postgres_dir(self) -> Path:
+        """Cluster, log and generated password of the local PostgreSQL server."""
+        return self.data_dir / "postgres"
 
     def kafka_client_config(self, **overrides: Any) -> dict[str, Any]:
         """librdkafka configuration: bootstrap, security pass-through, extras, then overrides."""

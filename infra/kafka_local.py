@@ -205,7 +205,7 @@ def _fetch_with_maven(broker: LocalBroker, staging: Path, *, quiet: bool) -> Non
         )
 
 
-def _port_in_use(port: int) -> bool:
+def port_in_use(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -400,7 +400,7 @@ def start(broker: LocalBroker, *, timeout: float = 120.0) -> tuple[int, bool]:
     _require("java", "install a Java 17+ runtime (Debian: openjdk-17-jre-headless)")
     ensure_jars(broker)
     for port in (broker.port, broker.controller_port, broker.sasl_port, broker.ssl_port):
-        if port is not None and _port_in_use(port):
+        if port is not None and port_in_use(port):
             raise KafkaLocalError(
                 f"port {port} on 127.0.0.1 is taken by another program; stop it, or choose "
                 "other ports (CROUPIER_LOCAL_KAFKA_PORT / CROUPIER_LOCAL_KAFKA_CONTROLLER_PORT)"

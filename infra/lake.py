@@ -1,6 +1,7 @@
 """The DuckLake store: a SQLite catalog plus a folder of Parquet files, one writer and many readers.
 
-Extensions come from the pinned PyPI wheels (`duckdb-extension-ducklake`, `-sqlite`) and are
+Extensions come from the pinned PyPI wheels (`duckdb-extension-ducklake`, `-sqlite`,
+`-postgres-scanner` for a catalog on PostgreSQL) and are
 copied into DuckDB's extension folder, so attaching the lake never downloads anything.
 """
 
@@ -17,7 +18,11 @@ import duckdb
 
 LAKE_ALIAS = "lake"
 # Name in the wheel -> name DuckDB looks for (the sqlite extension loads as `sqlite_scanner`).
-_EXTENSIONS = {"ducklake": "ducklake", "sqlite": "sqlite_scanner"}
+_EXTENSIONS = {
+    "ducklake": "ducklake",
+    "sqlite": "sqlite_scanner",
+    "postgres_scanner": "postgres_scanner",
+}
 
 
 class LakeError(RuntimeError):
@@ -128,9 +133,12 @@ def connect(
     return con
 
 
-def open_session(attach: Sequence[str], *, use: str) -> duckdb.DuckDBPyConnection:
+def open_session(
+    attach: Sequence[str], *, use: str, extra: Sequence[str] = ()
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the DuckLake extensions loaded from the pinned
-    wheels, each ATTACH statement of `attach` run, and the database `use` in use."""
+    wheels (and the `extra` ones, e.g. `postgres_scanner` for a catalog on PostgreSQL), each
+    ATTACH statement of `attach` run, and the database `use` in use."""
     install_extensions()
     con = duckdb.connect(config={"autoinstall_known_extensions": False})
     try:
@@ -138,6 +146,8 @@ def open_session(attach: Sequence[str], *, use: str) -> duckdb.DuckDBPyConnectio
         con.execute("SET enable_progress_bar = false")
         con.execute("LOAD ducklake")
         con.execute("LOAD sqlite_scanner")
+        for name in extra:
+            con.execute(f"LOAD {name}")
         for statement in attach:
             con.execute(statement)
         con.execute(f"USE {use}")
