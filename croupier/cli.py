@@ -38,6 +38,17 @@ COMMANDS: dict[str, str] = {
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported only when used."""
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the subcommand; a setting that does not validate is bad input (exit 2) with
+        pydantic's message (which never shows the values: they may hold a password)."""
+        from pydantic import ValidationError
+
+        try:
+            return super().invoke(ctx)
+        except ValidationError as exc:
+            click.echo(f"Error: bad configuration: {exc}", err=True)
+            ctx.exit(2)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 

@@ -75,7 +75,11 @@ class Settings(BaseSettings):
     """Every setting of the platform. Field docs are the user-facing documentation."""
 
     model_config = SettingsConfigDict(
-        env_prefix="CROUPIER_", extra="forbid", frozen=True, populate_by_name=True
+        env_prefix="CROUPIER_",
+        extra="forbid",
+        frozen=True,
+        populate_by_name=True,
+        hide_input_in_errors=True,  # a catalog URL may hold a password
     )
 
     data_dir: Path = Field(
@@ -84,6 +88,13 @@ class Settings(BaseSettings):
     )
     lake_path: Path | None = Field(
         default=None, description="DuckLake folder (catalog.sqlite + data/); default data_dir/lake."
+    )
+    lake_catalog: str | None = Field(
+        default=None,
+        description="The lake's catalog on PostgreSQL (postgres://user[:password]@host:port/db; "
+        "without a password libpq reads PGPASSWORD or ~/.pgpass), shared by consumers on "
+        "several machines; default: catalog.sqlite in the lake folder, one writing process. "
+        "The lake folder then holds the data, which every process must reach.",
     )
     marts_path: Path | None = Field(
         default=None,
@@ -165,6 +176,13 @@ class Settings(BaseSettings):
         default=55432,
         description="Port of the local PostgreSQL server (`croupier postgres start`, loopback).",
     )
+
+    @field_validator("lake_catalog")
+    @classmethod
+    def _catalog(cls, value: str | None) -> str | None:
+        from infra.lake import check_catalog_url
+
+        return check_catalog_url(value) if value else None
 
     @field_validator("lake_snapshot_retention", "lake_file_grace")
     @classmethod

@@ -8,11 +8,14 @@ copied into DuckDB's extension folder, so attaching the lake never downloads any
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
 import shutil
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import duckdb
 
@@ -31,9 +34,15 @@ class LakeError(RuntimeError):
 
 @dataclass(frozen=True, kw_only=True)
 class Lake:
-    """Where one lake lives: `catalog.sqlite` (metadata) and `data/` (Parquet files)."""
+    """Where one lake lives: its catalog (metadata) and `data/` (Parquet files) under `root`.
+
+    The catalog is `root/catalog.sqlite` (the embedded default, one writing process) or, with
+    `catalog_url` (postgres://user[:password]@host:port/database), DuckLake's tables in that
+    PostgreSQL database, which processes on several machines share; `root` then holds the
+    data (a folder every process reaches) and this machine's own state (event index, locks)."""
 
     root: Path
+    catalog_url: str | None = None
 
     @property
     def catalog(self) -> Path:
@@ -44,14 +53,35 @@ class Lake:
         return self.root / "data"
 
     @property
+    def on_postgres(self) -> bool:
+        return self.catalog_url is not None
+
+    @property
+    def where(self) -> str:
+        """The lake for messages: its folder, and its catalog's server (no password)."""
+        if self.catalog_url is None:
+            return str(self.root)
+        return f"{self.root} (catalog {redact(self.catalog_url)})"
+
+    @property
     def exists(self) -> bool:
-        return self.catalog.is_file()
+        if self.catalog_url is None:
+            return self.catalog.is_file()
+        return _postgres_catalog_exists(self.catalog_url)
+
+    def catalog_path(self) -> str:
+        """DuckLake's path of the catalog (`ducklake:sqlite:<file>`, `ducklake:postgres:<url>`),
+        never with a password: libpq reads it from PGPASSWORD (`attach_sql` puts a password
+        of the URL there)."""
+        if self.catalog_url is None:
+            return f"ducklake:sqlite:{self.catalog.resolve()}"
+        return f"ducklake:postgres:{split_password(self.catalog_url)[0]}"
 
     def attach_sql(
         self, *, alias: str = LAKE_ALIAS, read_only: bool = False, snapshot: int | None = None
     ) -> str:
-        """The ATTACH statement for this lake (also used verbatim by the dbt profile); with
-        `snapshot`, pinned at that snapshot id (DuckLake's `SNAPSHOT_VERSION`)."""
+        """The ATTACH statement for this lake; with `snapshot`, pinned at that snapshot id
+        (DuckLake's `SNAPSHOT_VERSION`)."""
         options = [f"DATA_PATH '{_quote(str(self.data_path.resolve()))}/'"]
         if read_only:
             options.append("READ_ONLY")
@@ -62,10 +92,87 @@ class Lake:
             options.append("DATA_INLINING_ROW_LIMIT 0")
         if snapshot is not None:
             options.append(f"SNAPSHOT_VERSION {int(snapshot)}")
-        return (
-            f"ATTACH 'ducklake:sqlite:{_quote(str(self.catalog.resolve()))}' AS {alias} "
-            f"({', '.join(options)})"
+        if self.catalog_url is not None:
+            _pass_password(self.catalog_url)
+        return f"ATTACH '{_quote(self.catalog_path())}' AS {alias} ({', '.join(options)})"
+
+
+def check_catalog_url(url: str) -> str:
+    """`url` if it is a PostgreSQL URL (postgres://user@host[:port]/database, lower-case
+    scheme, no password among its parameters), else ValueError (never showing a password)."""
+    if not url.startswith(("postgres://", "postgresql://")):
+        raise ValueError(  # the text is not shown: it may hold a password
+            "not a PostgreSQL URL: postgres://user@host:port/database (lower-case scheme)"
         )
+    shown = redact(url)
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number in range
+    except ValueError:
+        raise ValueError(f"not a valid port in {shown!r}") from None
+    if not parts.hostname or not parts.path.strip("/"):
+        raise ValueError(f"a PostgreSQL URL needs a host and a database: {shown!r}")
+    if any(key.lower() == "password" for key, _ in parse_qsl(parts.query)):
+        raise ValueError(
+            "a password among the URL's parameters: give it as postgres://user:password@... "
+            "or in PGPASSWORD / ~/.pgpass"
+        )
+    return url
+
+
+def split_password(url: str) -> tuple[str, str | None]:
+    """The URL without its password, and the password (None when it has none); the host part
+    is kept as written ([::1] included)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, hostport = parts.netloc.rsplit("@", 1)
+    user, colon, password = userinfo.partition(":")
+    if not colon:
+        return url, None
+    return urlunsplit(parts._replace(netloc=f"{user}@{hostport}")), unquote(password)
+
+
+_SECRETS: set[str] = set()  # passwords of catalog URLs seen by this process, for `redact`
+
+
+def redact(text: str) -> str:
+    """`text` with the password of any PostgreSQL URL in it, and any password of a catalog
+    URL this process has used (as written and as decoded), replaced by ***."""
+    for secret in sorted(_SECRETS, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return re.sub(r"(?i)(postgres(?:ql)?://[^:/@\s]*:)\S*@", r"\1***@", text)
+
+
+def _pass_password(url: str) -> str:
+    """The URL without its password, which goes to libpq by PGPASSWORD instead: SQL text,
+    DuckDB's error messages and its list of databases then never hold it. A server that does
+    not answer is given up after PGCONNECT_TIMEOUT (10 s unless set)."""
+    bare, password = split_password(url)
+    if password is not None:
+        _SECRETS.update({password, urlsplit(url).netloc.rsplit("@", 1)[0].partition(":")[2]})
+        os.environ["PGPASSWORD"] = password
+    os.environ.setdefault("PGCONNECT_TIMEOUT", "10")
+    return bare
+
+
+def _postgres_catalog_exists(url: str) -> bool:
+    """True when the PostgreSQL database at `url` holds a DuckLake catalog; LakeError when the
+    server cannot be reached or refuses us."""
+    install_extensions()
+    con = duckdb.connect(config={"autoinstall_known_extensions": False})
+    try:
+        con.execute("LOAD postgres_scanner")
+        con.execute(f"ATTACH '{_quote(_pass_password(url))}' AS pg (TYPE postgres, READ_ONLY)")
+        (found,) = con.execute(
+            "SELECT count(*) FROM pg.information_schema.tables "
+            "WHERE table_name = 'ducklake_metadata'"
+        ).fetchone() or (0,)
+    except duckdb.Error as exc:
+        raise LakeError(f"the lake's catalog server: {redact(str(exc))}") from None
+    finally:
+        con.close()
+    return bool(found)
 
 
 def _quote(text: str) -> str:
@@ -120,11 +227,11 @@ def connect(
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the lake attached as `lake` and in use."""
     if not lake.exists and not create:
-        raise LakeError(f"no lake at {lake.root}: run `croupier lake init` first")
+        raise LakeError(f"no lake at {lake.where}: run `croupier lake init` first")
     if create:
         lake.data_path.mkdir(parents=True, exist_ok=True)
     con = open_session([lake.attach_sql(read_only=read_only)], use=LAKE_ALIAS)
-    if create:
+    if create and not lake.on_postgres:
         try:
             use_wal(lake.catalog)
         except Exception:
@@ -133,12 +240,10 @@ def connect(
     return con
 
 
-def open_session(
-    attach: Sequence[str], *, use: str, extra: Sequence[str] = ()
-) -> duckdb.DuckDBPyConnection:
+def open_session(attach: Sequence[str], *, use: str) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the DuckLake extensions loaded from the pinned
-    wheels (and the `extra` ones, e.g. `postgres_scanner` for a catalog on PostgreSQL), each
-    ATTACH statement of `attach` run, and the database `use` in use."""
+    wheels (PostgreSQL's too when a catalog is there), each ATTACH statement of `attach` run,
+    and the database `use` in use. A failing ATTACH is a LakeError without any password."""
     install_extensions()
     con = duckdb.connect(config={"autoinstall_known_extensions": False})
     try:
@@ -146,10 +251,15 @@ def open_session(
         con.execute("SET enable_progress_bar = false")
         con.execute("LOAD ducklake")
         con.execute("LOAD sqlite_scanner")
-        for name in extra:
-            con.execute(f"LOAD {name}")
+        if any("ducklake:postgres:" in statement for statement in attach):
+            con.execute("LOAD postgres_scanner")
         for statement in attach:
-            con.execute(statement)
+            try:
+                con.execute(statement)
+            except duckdb.Error as exc:
+                if "ducklake:postgres:" not in statement:
+                    raise
+                raise LakeError(f"the lake's catalog server: {redact(str(exc))}") from None
         con.execute(f"USE {use}")
     except Exception:
         con.close()
@@ -190,7 +300,11 @@ def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
 
 
 def from_settings(path: Path | None = None) -> Lake:
-    """The configured lake, or the one at `path`."""
+    """The configured lake (folder and catalog), or the one at `path` with the configured
+    catalog."""
     from infra.config import get_settings
 
-    return Lake(root=path if path is not None else get_settings().lake_dir)
+    settings = get_settings()
+    return Lake(
+        root=path if path is not None else settings.lake_dir, catalog_url=settings.lake_catalog
+    )

@@ -339,7 +339,7 @@ def build_marts(
     rebuilds the incremental models from scratch."""
     if not lake.exists:
         raise lakes.LakeError(
-            f"no lake at {lake.root}: run `croupier lake init` or `croupier demo`"
+            f"no lake at {lake.where}: run `croupier lake init` or `croupier demo`"
         )
     state = _lake_state(lake, lake_snapshot)
     project = project_fingerprint(project_dir)
@@ -373,10 +373,18 @@ def build_marts(
     env = {
         **os.environ,
         "CROUPIER_LAKE_PATH": str(lake.root.resolve()),
+        # the catalog without its password, which libpq reads from PGPASSWORD: dbt's logs
+        # never see it
+        "CROUPIER_LAKE_CATALOG_PATH": lake.catalog_path(),
         "CROUPIER_MARTS_PATH": str(marts.resolve()),
         "CROUPIER_LAKE_SNAPSHOT": str(state.snapshot_id),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
     }
+    if lake.catalog_url is not None:
+        lake.attach_sql()  # a password of the URL into PGPASSWORD, inherited by dbt
+        env.update(
+            {k: os.environ[k] for k in ("PGPASSWORD", "PGCONNECT_TIMEOUT") if k in os.environ}
+        )
     env.pop("CROUPIER_TESTED_UP_TO", None)
     if last is not None and not full_refresh:
         # rows the last build tested pass again only on a full refresh

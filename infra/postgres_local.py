@@ -168,8 +168,10 @@ def _initdb(server: LocalPostgres) -> None:
         Path(pwfile.name).unlink(missing_ok=True)
     if result.returncode != 0:
         raise PostgresLocalError("initdb failed:\n" + (result.stdout + result.stderr)[-2000:])
-    server.password_file.write_text(password + "\n")
-    server.password_file.chmod(0o600)
+    # 0600 from its first byte: never readable by others, even for an instant
+    fd = os.open(server.password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(password + "\n")
 
 
 def initialised(server: LocalPostgres) -> bool:
@@ -203,22 +205,24 @@ def answers(server: LocalPostgres) -> bool:
     return result.returncode == 0 and result.stdout.strip() == "1"
 
 
-def _ensure_database(server: LocalPostgres) -> None:
+def create_database(server: LocalPostgres, name: str) -> str:
+    """Database `name` on the running server (made unless it exists); its URL with password."""
+    if not name.replace("_", "").isalnum():
+        raise PostgresLocalError(f"database names here are letters, digits and _: {name!r}")
     found = _run(
         server, "psql", "-h", "127.0.0.1", "-p", str(server.port), "-U", server.user,
-        "-d", "postgres", "-tAc",
-        f"SELECT 1 FROM pg_database WHERE datname = '{server.database}'",
+        "-d", "postgres", "-tAc", f"SELECT 1 FROM pg_database WHERE datname = '{name}'",
     )  # fmt: skip
     if found.returncode != 0:
         raise PostgresLocalError("the server does not answer:\n" + found.stderr[-2000:])
-    if found.stdout.strip() == "1":
-        return
-    made = _run(
-        server, "createdb", "-h", "127.0.0.1", "-p", str(server.port), "-U", server.user,
-        server.database,
-    )  # fmt: skip
-    if made.returncode != 0:
-        raise PostgresLocalError("createdb failed:\n" + made.stderr[-2000:])
+    if found.stdout.strip() != "1":
+        made = _run(
+            server, "createdb", "-h", "127.0.0.1", "-p", str(server.port), "-U", server.user,
+            name,
+        )  # fmt: skip
+        if made.returncode != 0:
+            raise PostgresLocalError("createdb failed:\n" + made.stderr[-2000:])
+    return server.dsn(database=name)
 
 
 def start(server: LocalPostgres, *, timeout: float = 60.0) -> tuple[int, bool]:
@@ -233,9 +237,22 @@ def start(server: LocalPostgres, *, timeout: float = 60.0) -> tuple[int, bool]:
             "another port (CROUPIER_LOCAL_POSTGRES_PORT)"
         )
     if not initialised(server):
+        if any(server.data_dir.iterdir()) if server.data_dir.is_dir() else False:
+            raise PostgresLocalError(
+                f"{server.data_dir} holds a cluster that was never completed (its first start "
+                "was interrupted): remove that folder and start again"
+            )
         _initdb(server)
+    elif not server.password_file.is_file():
+        raise PostgresLocalError(
+            f"the cluster in {server.data_dir} has lost its password file "
+            f"({server.password_file}): no client could connect. Restore the file, or remove "
+            f"{server.home} (its data too) and start again"
+        )
+    # TCP on loopback only, no Unix socket (every client here uses TCP; a socket path is
+    # limited to 107 bytes and would need quoting)
     options = (
-        f"-p {server.port} -c listen_addresses=127.0.0.1 -k {server.data_dir} "
+        f"-p {int(server.port)} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' "
         "-c timezone=UTC -c max_connections=200"
     )
     owner = _server_user()
@@ -251,7 +268,11 @@ def start(server: LocalPostgres, *, timeout: float = 60.0) -> tuple[int, bool]:
         raise PostgresLocalError(
             "PostgreSQL did not start:\n" + result.stderr[-1000:] + "\n".join(tail)
         )
-    _ensure_database(server)
+    try:
+        create_database(server, server.database)
+    except PostgresLocalError:
+        stop(server)
+        raise
     pid = running_pid(server)
     if pid is None:
         raise PostgresLocalError(f"PostgreSQL started but is not running; see {server.log_file}")
@@ -290,4 +311,5 @@ def from_settings() -> LocalPostgres:
     from infra.config import get_settings
 
     settings = get_settings()
-    return LocalPostgres(home=settings.postgres_dir, port=settings.local_postgres_port)
+    # absolute: the server's tools run in that folder
+    return LocalPostgres(home=settings.postgres_dir.resolve(), port=settings.local_postgres_port)

@@ -1,7 +1,9 @@
-"""Shared fixtures: a real local Kafka broker (KRaft) for the session, and private ones on demand.
+"""Shared fixtures: a real local Kafka broker (KRaft) for the session, and private ones on demand;
+a real PostgreSQL server for the session when a test asks for one.
 
 The session broker is started by the same code as `croupier kafka start`, on free ports in a
-temporary folder, unless KAFKA_BOOTSTRAP_SERVERS points at a broker that is already running.
+temporary folder, unless KAFKA_BOOTSTRAP_SERVERS points at a broker that is already running;
+the PostgreSQL server by the same code as `croupier postgres start`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from infra import kafka_local
+from infra import kafka_local, postgres_local
 from infra.config import user_cache_dir
 from infra.kafka_local import free_port
 
@@ -55,6 +57,19 @@ def private_kafka_broker(tmp_path: Path) -> Iterator[kafka_local.LocalBroker]:
         yield broker
     finally:
         kafka_local.stop(broker)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[postgres_local.LocalPostgres]:
+    """A real PostgreSQL server for the session (tests make databases of their own on it)."""
+    with postgres_local.private() as server:
+        yield server
+
+
+@pytest.fixture
+def postgres_database(postgres_server: postgres_local.LocalPostgres) -> str:
+    """The URL (with password) of a new database of this test's own on the session server."""
+    return postgres_local.create_database(postgres_server, f"t_{uuid.uuid4().hex[:12]}")
 
 
 @pytest.fixture

@@ -56,9 +56,13 @@ def build(
     with `ATTACH 'ducklake:sqlite:<marts>/catalog.sqlite' (READ_ONLY, SNAPSHOT_VERSION <id>)`.
     """
     store = lakes.from_settings(lake_path)
-    if not store.exists:
+    try:
+        found = store.exists
+    except lakes.LakeError as exc:  # the catalog's server does not answer or refuses us
+        raise click.ClickException(str(exc)) from None
+    if not found:
         raise click.UsageError(
-            f"no lake at {store.root}: run `croupier demo` or `croupier lake init`"
+            f"no lake at {store.where}: run `croupier demo` or `croupier lake init`"
         )
     marts = marts_path if marts_path is not None else default_marts_path(store)
     while True:

@@ -33,8 +33,8 @@ def init(lake_path: Path | None) -> None:
     from consumers.schema import create_tables
 
     store = lakes.from_settings(lake_path)
-    existed = store.exists
     try:
+        existed = store.exists
         con = lakes.connect(store, create=True)
     except lakes.LakeError as exc:
         raise click.ClickException(str(exc)) from exc
@@ -42,7 +42,7 @@ def init(lake_path: Path | None) -> None:
         create_tables(con)
     finally:
         con.close()
-    click.echo(f"{'Opened existing' if existed else 'Created'} lake at {store.root}")
+    click.echo(f"{'Opened existing' if existed else 'Created'} lake at {store.where}")
 
 
 @lake.command()
@@ -63,6 +63,7 @@ def info(lake_path: Path | None, as_json: bool) -> None:
         bound = binding.current(con)
         report = {
             "lake": str(store.root),
+            "catalog": lakes.redact(store.catalog_url) if store.catalog_url else "sqlite",
             "lake_id": made[0] if made else None,
             "created_at": made[1].isoformat() if made else None,
             "bound_to": vars(bound) if bound else None,
@@ -74,7 +75,8 @@ def info(lake_path: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    click.echo(f"lake:      {report['lake']}\nsnapshot:  {report['snapshot_id']}")
+    click.echo(f"lake:      {report['lake']}\ncatalog:   {report['catalog']}")
+    click.echo(f"snapshot:  {report['snapshot_id']}")
     click.echo(f"lake id:   {report['lake_id']} (created {report['created_at']})")
     click.echo(f"bound to:  {bound.describe() if bound else '(no stream yet)'}")
     tables: dict[str, int] = report["tables"]  # type: ignore[assignment]

@@ -148,9 +148,13 @@ def what_if(
     except wi.WhatIfError as exc:
         raise click.UsageError(str(exc)) from None
     lake = lakes.from_settings(lake_path)
-    if not lake.exists:
+    try:
+        found = lake.exists
+    except lakes.LakeError as exc:  # the catalog's server does not answer or refuses us
+        raise click.ClickException(str(exc)) from None
+    if not found:
         raise click.UsageError(
-            f"no lake at {lake.root}: run `croupier demo` or `croupier lake init`"
+            f"no lake at {lake.where}: run `croupier demo` or `croupier lake init`"
         )
     marts = _marts(lake, marts_path) if store else None
     selection = wi.Selection(game=chosen, start=first, end=after, table_id=table_id)

@@ -66,9 +66,13 @@ def current_store() -> Store:
     from infra.marts import default_marts_path
 
     lake = lakes.from_settings()
+    try:
+        found = lake.exists
+    except lakes.LakeError:  # the catalog's server is away: the pages read the marts alone
+        found = False
     return Store(
         marts=default_marts_path(lake),
-        lake=lake.root if lake.exists else None,
+        lake=lake.root if found else None,
         acks=acks.default_path(),
     )
 
@@ -119,7 +123,7 @@ def _database(
 
     con = connect_marts(
         Path(marts),
-        lake=lakes.Lake(root=Path(lake)) if lake else None,
+        lake=lakes.from_settings(Path(lake)) if lake else None,
         snapshot=snapshot,
         latest=snapshot is None,
     )

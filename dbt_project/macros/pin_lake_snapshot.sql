@@ -7,8 +7,10 @@
     {%- if execute and snapshot -%}
         {%- set root = env_var('CROUPIER_LAKE_PATH', env_var('CROUPIER_DATA_DIR', 'var') ~ '/lake')
             | replace("'", "''") -%}
+        {%- set catalog = env_var('CROUPIER_LAKE_CATALOG_PATH', 'ducklake:sqlite:' ~ root
+            ~ '/catalog.sqlite') | replace("'", "''") -%}
         {%- do run_query('DETACH lake') -%}
-        {%- do run_query("ATTACH 'ducklake:sqlite:" ~ root ~ "/catalog.sqlite' AS lake (DATA_PATH '"
+        {%- do run_query("ATTACH '" ~ catalog ~ "' AS lake (DATA_PATH '"
             ~ root ~ "/data/', READ_ONLY, SNAPSHOT_VERSION " ~ (snapshot | int) ~ ")") -%}
     {%- endif -%}
 {%- endmacro %}

@@ -46,6 +46,13 @@ def test_services_depend_on_services_that_exist_and_env_is_understood(monkeypatc
     settings = Settings()
     assert settings.kafka_bootstrap_servers == "kafka:19092"
     assert str(settings.data_dir) == "/data"
+    # the lake's catalog on the postgres service, its password for libpq in PGPASSWORD
+    assert settings.lake_catalog == "postgres://croupier@postgres:5432/lake"
+    assert COMPOSE["services"]["postgres"]["environment"]["POSTGRES_USER"] == "croupier"
+    for spec in app_services().values():
+        assert spec["environment"]["PGPASSWORD"] == (  # type: ignore[index]
+            COMPOSE["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"]
+        )
 
 
 def test_the_dashboard_is_reached_only_through_the_tls_proxy_it_trusts(monkeypatch) -> None:

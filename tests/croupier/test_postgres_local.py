@@ -110,6 +110,30 @@ def test_as_root_a_folder_the_server_user_cannot_enter_is_a_clear_error(home: Pa
     assert f"may not enter {private}" in result.stderr
 
 
+def test_a_relative_data_folder_works_and_a_lost_password_is_a_clear_error(home: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "CROUPIER_DATA_DIR": "var", "CROUPIER_LOCAL_POSTGRES_PORT": str(port)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "croupier", "postgres", *args],
+            capture_output=True, text=True, env=env, timeout=180, cwd=home,
+        )  # fmt: skip
+
+    server = postgres_local.LocalPostgres(home=home / "var" / "postgres", port=port)
+    try:
+        started = run("start")
+        assert started.returncode == 0, started.stderr
+        assert run("status").returncode == 0
+        assert run("stop").returncode == 0
+        server.password_file.unlink()
+        lost = run("start")
+        assert lost.returncode == 1 and "lost its password file" in lost.stderr, lost.stderr
+        assert postgres_local.running_pid(server) is None  # not left running, unusable
+    finally:
+        postgres_local.stop(server)
+
+
 def test_a_taken_port_is_a_clear_error(home: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -127,13 +151,11 @@ def test_a_lake_catalog_on_the_server_is_shared_by_a_writer_and_a_reader(tmp_pat
         data.mkdir()
         lakes.install_extensions()
         attach = f"ATTACH 'ducklake:postgres:{server.dsn()}' AS lake (DATA_PATH '{data}/'"
-        writer = lakes.open_session([attach + ")"], use="lake", extra=("postgres_scanner",))
+        writer = lakes.open_session([attach + ")"], use="lake")
         try:
             writer.execute("CREATE TABLE events AS SELECT range AS n FROM range(1000)")
             writer.execute("INSERT INTO events SELECT 1000")
-            reader = lakes.open_session(
-                [attach + ", READ_ONLY)"], use="lake", extra=("postgres_scanner",)
-            )
+            reader = lakes.open_session([attach + ", READ_ONLY)"], use="lake")
             try:
                 assert reader.execute("SELECT count(*), sum(n) FROM events").fetchone() == (
                     1001,
