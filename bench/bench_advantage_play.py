@@ -1,6 +1,7 @@
 """Detection power and false alarms of the hole-carding test (issue 18), by simulation.
 
-Simulated Tripóker nights (the simulator's player archetypes, `--players`): tables of
+Simulated Tripóker (or, with `--game holdem`, Casino Hold'em) nights (the simulator's player
+archetypes, `--players`): tables of
 hole-carders who see the dealer's hidden cards every round (`hole-carder`) or a quarter of the
 rounds (`hole-carder@0.25`), and tables of honest players (typical, basic, exposed-optimal:
 each decides from their own cards and the exposed card only). Every decision is judged by the
@@ -14,7 +15,10 @@ kind, the median (and 90th percentile) of the player's rounds until flagged, and
 flagged within 100 rounds; for the honest players, the share ever flagged over their stay and
 the share with p < 0.01 at the end (the test's own level: calibrated means at most 1 %).
 
-Run: uv run python bench/bench_advantage_play.py [--quick] [--profile tripoker/pe-2005]
+Hold'em judges every decision by exact enumeration (~15 ms each, `games/holdem/strategy.py`),
+so its runs are smaller by default.
+
+Run: uv run python bench/bench_advantage_play.py [--quick] [--game tripoker|holdem] [--profile P]
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from consumers.evidence import PoissonBinomial, poisson_binomial_sf
 from events import Event, parse_event
-from events.models import BetPlaced, Game
+from events.models import BetPlaced, Game, ProgressiveMeterReset
 from games.base import RoundEvents
 from games.profiles import load_profile
 from games.registry import GAMES
@@ -42,10 +46,10 @@ FLAG_P = 1e-4
 
 
 def night(
-    *, tables: int, hours: float, seed: int, players: str, profile: str
+    *, game: Game, tables: int, hours: float, seed: int, players: str, profile: str
 ) -> tuple[dict[str, list[tuple[bool, float]]], dict[str, str]]:
     """Each player's decisions in order, (matched the full-information choice, null
-    probability), and each player's archetype, from one simulated Tripóker night."""
+    probability), and each player's archetype, from one simulated night of `game`."""
     seated: dict[str, str] = {}
 
     def on_player(record: object) -> None:
@@ -58,29 +62,36 @@ def night(
             )
 
     sim = simulate(
-        tables={Game.TRIPOKER: tables, Game.HOLDEM: 0, Game.PAI_GOW: 0},
+        tables={g: tables if g is game else 0 for g in Game},
         hours=hours,
         seed=seed,
         faults={},
-        profiles={Game.TRIPOKER: profile},
+        profiles={game: profile},
         players=parse_players(players),
         on_player=on_player,
     )
-    spec = GAMES[Game.TRIPOKER]
+    spec = GAMES[game]
     assert spec.informed is not None
     rules = load_profile(profile)
     rounds: dict[str, list[Event]] = defaultdict(list)
     refs: dict[tuple[str, int], str] = {}
     decisions: dict[str, list[tuple[bool, float]]] = defaultdict(list)
+    # Hold'em reads the progressive meter (a reset's value will do: `informed` leaves the
+    # progressive out, the same whatever the decision)
+    meters: dict[str, int] = {}
     for message in sim:
         event = parse_event(message.value)
+        if isinstance(event, ProgressiveMeterReset):
+            meters[event.table_id] = event.meter_cents
         if event.round_id is None:
             continue
         rounds[event.round_id].append(event)
         if isinstance(event, BetPlaced) and event.player_ref is not None:
             refs[(event.round_id, event.seat)] = event.player_ref
         if event.event_type == "round_ended":
-            found = spec.informed(RoundEvents(rounds.pop(event.round_id)), rules, None)
+            found = spec.informed(
+                RoundEvents(rounds.pop(event.round_id)), rules, meters.get(event.table_id)
+            )
             for seat, one in found.items():
                 ref = refs.get((event.round_id, seat))
                 if ref is not None and one.match_probability is not None:
@@ -126,14 +137,34 @@ def final_p(decisions: list[tuple[bool, float]]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small run (CI)")
-    parser.add_argument("--profile", default="tripoker/pe-2005")
+    parser.add_argument(
+        "--game", choices=[g.slug for g in (Game.TRIPOKER, Game.HOLDEM)], default=Game.TRIPOKER.slug
+    )
+    parser.add_argument("--profile", default=None, help="default: tripoker/pe-2005, holdem/pe-2007")
     parser.add_argument("--seed", type=int, default=1818)
     args = parser.parse_args()
-    # (tables, hours) of each kind's nights, careers wanted and their length in rounds
+    game = Game.from_slug(args.game)
+    profile = (
+        args.profile or {Game.TRIPOKER: "tripoker/pe-2005", Game.HOLDEM: "holdem/pe-2007"}[game]
+    )
+    # each kind's players, the length of a career in rounds, and careers wanted (full, quick)
+    wanted = {
+        Game.TRIPOKER: {
+            "hole-carder": (100, 10),
+            "hole-carder@0.25": (100, 5),
+            "honest": (1_000, 20),
+        },
+        Game.HOLDEM: {"hole-carder": (20, 4), "hole-carder@0.25": (10, 2), "honest": (60, 10)},
+    }[game]
+    # a night: tables of the game for 8 hours (Hold'em's are fewer: every decision costs more)
+    tables = 10 if game is Game.TRIPOKER else (1 if args.quick else 3)
     plan = {
-        "hole-carder": ("hole-carder:1", 300, 100 if not args.quick else 10),
-        "hole-carder@0.25": ("hole-carder@0.25:1", 1_500, 100 if not args.quick else 5),
-        "honest": ("basic:0.3,exposed-optimal:0.3", 300, 1_000 if not args.quick else 20),
+        kind: (mix, length, wanted[kind][args.quick])
+        for kind, mix, length in (
+            ("hole-carder", "hole-carder:1", 300),
+            ("hole-carder@0.25", "hole-carder@0.25:1", 1_500),
+            ("honest", "basic:0.3,exposed-optimal:0.3", 300),
+        )
     }
     started = time.perf_counter()
     found: dict[str, list[list[tuple[bool, float]]]] = {}
@@ -142,14 +173,14 @@ def main() -> None:
         night_no = 0
         while len(careers(stays, length)) < wanted:
             decisions, _ = night(
-                tables=10, hours=8.0, seed=args.seed + 1000 * offset + night_no, players=mix,
-                profile=args.profile,
+                game=game, tables=tables, hours=8.0, seed=args.seed + 1000 * offset + night_no,
+                players=mix, profile=profile,
             )  # fmt: skip
             stays += list(decisions.values())
             night_no += 1
         found[kind] = careers(stays, length)[:wanted]
     print(
-        f"Tripóker under {args.profile}; simulated and judged in "
+        f"{game.slug} under {profile}; simulated and judged in "
         f"{time.perf_counter() - started:.0f} s. Flagged at p <= {FLAG_P:g}. Careers: players' "
         "stays joined into one player coming back.\n"
     )
