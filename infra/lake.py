@@ -104,7 +104,7 @@ def check_catalog_url(url: str) -> str:
         raise ValueError(  # the text is not shown: it may hold a password
             "not a PostgreSQL URL: postgres://user@host:port/database (lower-case scheme)"
         )
-    shown = redact(url)
+    shown = split_password(url)[0]  # no password, whatever it holds
     parts = urlsplit(url)
     try:
         parts.port  # noqa: B018 - raises on a port that is not a number in range

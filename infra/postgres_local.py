@@ -237,7 +237,7 @@ def start(server: LocalPostgres, *, timeout: float = 60.0) -> tuple[int, bool]:
             "another port (CROUPIER_LOCAL_POSTGRES_PORT)"
         )
     if not initialised(server):
-        if any(server.data_dir.iterdir()) if server.data_dir.is_dir() else False:
+        if server.data_dir.is_dir() and any(server.data_dir.iterdir()):
             raise PostgresLocalError(
                 f"{server.data_dir} holds a cluster that was never completed (its first start "
                 "was interrupted): remove that folder and start again"
