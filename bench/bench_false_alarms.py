@@ -137,6 +137,11 @@ def main() -> None:
             f"{f'{sum(per_night)}/{nights} = {alerting:.3f}':>17}"
             f"{int(group['is_alert'].sum()):>14}"
         )
+    alerts = tests[tests["is_alert"].astype(bool)].sort_values("p_value")
+    print(f"\nthe marts' alerts on these clean nights ({len(alerts)}):")
+    for row in alerts.itertuples():
+        print(f"  {row.test_name:<24} {row.subject_type:<8} {row.subject_id:<28} "
+              f"{row.gaming_date}  p = {float(row.p_value):.2e}")  # fmt: skip
     # the binomial 95 % upper bound of a per-night rate of RATE over this many nights
     bound = RATE + 1.96 * math.sqrt(RATE * (1 - RATE) / max(nights, 1))
     print(f"\nnominal {RATE} a night per test; with {nights} nights, up to {bound:.3f} is within")
