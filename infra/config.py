@@ -21,6 +21,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from infra.catalog_url import check_catalog_url
+
 # librdkafka security properties passed through from the environment unchanged, so a site's
 # SASL/SSL setup never needs code here. `KAFKA_SASL_USERNAME` -> `sasl.username`, and so on.
 KAFKA_SECURITY_ENV: dict[str, str] = {
@@ -180,8 +182,6 @@ class Settings(BaseSettings):
     @field_validator("lake_catalog")
     @classmethod
     def _catalog(cls, value: str | None) -> str | None:
-        from infra.lake import check_catalog_url
-
         return check_catalog_url(value) if value else None
 
     @field_validator("lake_snapshot_retention", "lake_file_grace")

@@ -8,16 +8,15 @@ copied into DuckDB's extension folder, so attaching the lake never downloads any
 from __future__ import annotations
 
 import importlib.util
-import os
-import re
 import shutil
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import duckdb
+
+from infra.catalog_url import pass_password, redact, split_password
 
 LAKE_ALIAS = "lake"
 # Name in the wheel -> name DuckDB looks for (the sqlite extension loads as `sqlite_scanner`).
@@ -93,67 +92,8 @@ class Lake:
         if snapshot is not None:
             options.append(f"SNAPSHOT_VERSION {int(snapshot)}")
         if self.catalog_url is not None:
-            _pass_password(self.catalog_url)
+            pass_password(self.catalog_url)
         return f"ATTACH '{_quote(self.catalog_path())}' AS {alias} ({', '.join(options)})"
-
-
-def check_catalog_url(url: str) -> str:
-    """`url` if it is a PostgreSQL URL (postgres://user@host[:port]/database, lower-case
-    scheme, no password among its parameters), else ValueError (never showing a password)."""
-    if not url.startswith(("postgres://", "postgresql://")):
-        raise ValueError(  # the text is not shown: it may hold a password
-            "not a PostgreSQL URL: postgres://user@host:port/database (lower-case scheme)"
-        )
-    shown = split_password(url)[0]  # no password, whatever it holds
-    parts = urlsplit(url)
-    try:
-        parts.port  # noqa: B018 - raises on a port that is not a number in range
-    except ValueError:
-        raise ValueError(f"not a valid port in {shown!r}") from None
-    if not parts.hostname or not parts.path.strip("/"):
-        raise ValueError(f"a PostgreSQL URL needs a host and a database: {shown!r}")
-    if any(key.lower() == "password" for key, _ in parse_qsl(parts.query)):
-        raise ValueError(
-            "a password among the URL's parameters: give it as postgres://user:password@... "
-            "or in PGPASSWORD / ~/.pgpass"
-        )
-    return url
-
-
-def split_password(url: str) -> tuple[str, str | None]:
-    """The URL without its password, and the password (None when it has none); the host part
-    is kept as written ([::1] included)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url, None
-    userinfo, hostport = parts.netloc.rsplit("@", 1)
-    user, colon, password = userinfo.partition(":")
-    if not colon:
-        return url, None
-    return urlunsplit(parts._replace(netloc=f"{user}@{hostport}")), unquote(password)
-
-
-_SECRETS: set[str] = set()  # passwords of catalog URLs seen by this process, for `redact`
-
-
-def redact(text: str) -> str:
-    """`text` with the password of any PostgreSQL URL in it, and any password of a catalog
-    URL this process has used (as written and as decoded), replaced by ***."""
-    for secret in sorted(_SECRETS, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return re.sub(r"(?i)(postgres(?:ql)?://[^:/@\s]*:)\S*@", r"\1***@", text)
-
-
-def _pass_password(url: str) -> str:
-    """The URL without its password, which goes to libpq by PGPASSWORD instead: SQL text,
-    DuckDB's error messages and its list of databases then never hold it. A server that does
-    not answer is given up after PGCONNECT_TIMEOUT (10 s unless set)."""
-    bare, password = split_password(url)
-    if password is not None:
-        _SECRETS.update({password, urlsplit(url).netloc.rsplit("@", 1)[0].partition(":")[2]})
-        os.environ["PGPASSWORD"] = password
-    os.environ.setdefault("PGCONNECT_TIMEOUT", "10")
-    return bare
 
 
 def _postgres_catalog_exists(url: str) -> bool:
@@ -163,7 +103,7 @@ def _postgres_catalog_exists(url: str) -> bool:
     con = duckdb.connect(config={"autoinstall_known_extensions": False})
     try:
         con.execute("LOAD postgres_scanner")
-        con.execute(f"ATTACH '{_quote(_pass_password(url))}' AS pg (TYPE postgres, READ_ONLY)")
+        con.execute(f"ATTACH '{_quote(pass_password(url))}' AS pg (TYPE postgres, READ_ONLY)")
         (found,) = con.execute(
             "SELECT count(*) FROM pg.information_schema.tables "
             "WHERE table_name = 'ducklake_metadata'"

@@ -11,6 +11,7 @@ import duckdb
 
 from infra import lake as lakes
 from infra import readonly
+from infra.catalog_url import redact
 
 lake_option = click.option(
     "--lake",
@@ -63,7 +64,7 @@ def info(lake_path: Path | None, as_json: bool) -> None:
         bound = binding.current(con)
         report = {
             "lake": str(store.root),
-            "catalog": lakes.redact(store.catalog_url) if store.catalog_url else "sqlite",
+            "catalog": redact(store.catalog_url) if store.catalog_url else "sqlite",
             "lake_id": made[0] if made else None,
             "created_at": made[1].isoformat() if made else None,
             "bound_to": vars(bound) if bound else None,

@@ -50,8 +50,11 @@ def test_services_depend_on_services_that_exist_and_env_is_understood(monkeypatc
     assert settings.lake_catalog == "postgres://croupier@postgres:5432/lake"
     assert COMPOSE["services"]["postgres"]["environment"]["POSTGRES_USER"] == "croupier"
     for spec in app_services().values():
-        assert spec["environment"]["PGPASSWORD"] == (  # type: ignore[index]
-            COMPOSE["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"]
+        assert (
+            spec["environment"]["PGPASSWORD"]
+            == (  # type: ignore[index]
+                COMPOSE["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"]
+            )
         )
 
 

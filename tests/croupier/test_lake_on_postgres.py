@@ -13,6 +13,7 @@ import pytest
 
 from consumers.sink import content_hashes
 from infra import lake as lakes
+from infra.catalog_url import check_catalog_url, redact, split_password
 
 
 def croupier(
@@ -46,7 +47,7 @@ def test_a_night_settled_into_a_postgres_catalog_equals_the_sqlite_one_and_build
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     on_pg, on_sqlite = tmp_path / "pg-lake", tmp_path / "sqlite-lake"
-    password = lakes.split_password(postgres_database)[1]
+    password = split_password(postgres_database)[1]
     assert password
     for catalog, folder in ((postgres_database, on_pg), (None, on_sqlite)):
         init = croupier("lake", "init", catalog=catalog, lake=folder, cwd=tmp_path)
@@ -63,7 +64,7 @@ def test_a_night_settled_into_a_postgres_catalog_equals_the_sqlite_one_and_build
     info = croupier("lake", "info", "--json", catalog=postgres_database, lake=on_pg, cwd=tmp_path)
     assert info.returncode == 0, info.stderr
     report = json.loads(info.stdout)
-    assert report["catalog"] == lakes.redact(postgres_database)
+    assert report["catalog"] == redact(postgres_database)
     assert password not in info.stdout
     assert report["tables"]["main.rounds"] > 50
 
@@ -109,7 +110,7 @@ def test_a_night_settled_into_a_postgres_catalog_equals_the_sqlite_one_and_build
 def test_a_wrong_password_or_no_server_is_a_clear_error_without_the_password(
     postgres_database: str, tmp_path: Path
 ) -> None:
-    password = lakes.split_password(postgres_database)[1]
+    password = split_password(postgres_database)[1]
     assert password
     wrong = postgres_database.replace(f":{password}@", ":Wr0ngPa55@")
     result = croupier("lake", "init", catalog=wrong, lake=tmp_path / "lake", cwd=tmp_path)
@@ -138,10 +139,10 @@ def test_a_wrong_password_or_no_server_is_a_clear_error_without_the_password(
 def test_split_password_keeps_the_host_and_redact_hides_it(
     url: str, bare: str, password: str | None
 ) -> None:
-    assert lakes.check_catalog_url(url) == url
-    assert lakes.split_password(url) == (bare, password)
+    assert check_catalog_url(url) == url
+    assert split_password(url) == (bare, password)
     lakes.Lake(root=Path("/nowhere"), catalog_url=url).attach_sql()  # remembers the password
-    shown = lakes.redact(f"failed: {url} and again: {password}")
+    shown = redact(f"failed: {url} and again: {password}")
     assert password is None or password not in shown
 
 
@@ -159,5 +160,5 @@ def test_split_password_keeps_the_host_and_redact_hides_it(
 )
 def test_a_catalog_url_that_is_not_one_is_refused_without_showing_it(url: str) -> None:
     with pytest.raises(ValueError) as refused:
-        lakes.check_catalog_url(url)
+        check_catalog_url(url)
     assert "pw" not in str(refused.value).replace("password", "")
