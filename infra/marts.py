@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 
 from infra import lake as lakes
+from infra.catalog_url import pass_password
 
 PROJECT_DIR = Path(__file__).resolve().parents[1] / "dbt_project"
 MARTS_ALIAS = "marts"
@@ -370,6 +371,8 @@ def build_marts(
         args += ["--exclude", "resource_type:seed", "test_type:unit"]
     if quiet:
         args.append("--quiet")
+    if lake.catalog_url is not None:
+        pass_password(lake.catalog_url)  # into PGPASSWORD (and a connect timeout): dbt inherits
     env = {
         **os.environ,
         "CROUPIER_LAKE_PATH": str(lake.root.resolve()),
@@ -380,11 +383,6 @@ def build_marts(
         "CROUPIER_LAKE_SNAPSHOT": str(state.snapshot_id),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
     }
-    if lake.catalog_url is not None:
-        lake.attach_sql()  # a password of the URL into PGPASSWORD, inherited by dbt
-        env.update(
-            {k: os.environ[k] for k in ("PGPASSWORD", "PGCONNECT_TIMEOUT") if k in os.environ}
-        )
     env.pop("CROUPIER_TESTED_UP_TO", None)
     if last is not None and not full_refresh:
         # rows the last build tested pass again only on a full refresh

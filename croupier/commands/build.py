@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from croupier.commands.lake import existing_lake
 from infra import lake as lakes
 from infra.marts import BuildError, build_marts, default_marts_path
 
@@ -55,15 +56,7 @@ def build(
     after a failed or killed build: `croupier sql --lake <marts>`, the dashboards, or `duckdb`
     with `ATTACH 'ducklake:sqlite:<marts>/catalog.sqlite' (READ_ONLY, SNAPSHOT_VERSION <id>)`.
     """
-    store = lakes.from_settings(lake_path)
-    try:
-        found = store.exists
-    except lakes.LakeError as exc:  # the catalog's server does not answer or refuses us
-        raise click.ClickException(str(exc)) from None
-    if not found:
-        raise click.UsageError(
-            f"no lake at {store.where}: run `croupier demo` or `croupier lake init`"
-        )
+    store = existing_lake(lake_path)
     marts = marts_path if marts_path is not None else default_marts_path(store)
     while True:
         try:

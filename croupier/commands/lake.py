@@ -22,6 +22,21 @@ lake_option = click.option(
 )
 
 
+def existing_lake(lake_path: Path | None) -> lakes.Lake:
+    """The configured lake (or the one at `lake_path`); a missing one is bad usage (exit 2),
+    a catalog server that does not answer or refuses us a failure (exit 1)."""
+    store = lakes.from_settings(lake_path)
+    try:
+        found = store.exists
+    except lakes.LakeError as exc:  # the catalog's server does not answer or refuses us
+        raise click.ClickException(str(exc)) from None
+    if not found:
+        raise click.UsageError(
+            f"no lake at {store.where}: run `croupier demo` or `croupier lake init`"
+        )
+    return store
+
+
 @click.group()
 def lake() -> None:
     """Create and inspect the DuckLake store (SQLite catalog + Parquet data folder)."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from croupier.commands.lake import lake_option
+from croupier.commands.lake import existing_lake, lake_option
 from infra import lake as lakes
 
 # Exit codes beyond click's (2: bad usage or input).
@@ -147,15 +147,7 @@ def what_if(
         first, after = wi.day_range(start.date() if start else None, end.date() if end else None)
     except wi.WhatIfError as exc:
         raise click.UsageError(str(exc)) from None
-    lake = lakes.from_settings(lake_path)
-    try:
-        found = lake.exists
-    except lakes.LakeError as exc:  # the catalog's server does not answer or refuses us
-        raise click.ClickException(str(exc)) from None
-    if not found:
-        raise click.UsageError(
-            f"no lake at {lake.where}: run `croupier demo` or `croupier lake init`"
-        )
+    lake = existing_lake(lake_path)
     marts = _marts(lake, marts_path) if store else None
     selection = wi.Selection(game=chosen, start=first, end=after, table_id=table_id)
     try:

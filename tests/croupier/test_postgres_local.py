@@ -101,6 +101,8 @@ def test_start_status_stop_keep_data_and_ask_for_the_password(home: Path) -> Non
         con.close()
 
 
+# Only as root does the server run as another user (`postgres`), whose access to the data
+# folder is what this checks; as any other user the server runs as that user, who owns it.
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root runs the server as another user")
 def test_as_root_a_folder_the_server_user_cannot_enter_is_a_clear_error(home: Path) -> None:
     private = home / "private"
