@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import sqlite3
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,10 @@ _EXTENSIONS = {
     "sqlite": "sqlite_scanner",
     "postgres_scanner": "postgres_scanner",
 }
+
+
+# What a losing process of a race to create a PostgreSQL catalog's tables is told.
+_CREATION_RACE = ("already exists", "duplicate key value")
 
 
 class LakeError(RuntimeError):
@@ -170,7 +175,20 @@ def connect(
         raise LakeError(f"no lake at {lake.where}: run `croupier lake init` first")
     if create:
         lake.data_path.mkdir(parents=True, exist_ok=True)
-    con = open_session([lake.attach_sql(read_only=read_only)], use=LAKE_ALIAS)
+    attempt = 0
+    while True:
+        try:
+            con = open_session([lake.attach_sql(read_only=read_only)], use=LAKE_ALIAS)
+            break
+        except LakeError as exc:
+            # Processes started together on a new PostgreSQL catalog race to create its tables
+            # (in one transaction each): the losers fail on "already exists" / "duplicate key"
+            # once the winner has committed, and then attach to what it made.
+            attempt += 1
+            racing = any(sign in str(exc) for sign in _CREATION_RACE)
+            if not (create and lake.on_postgres and racing) or attempt >= 10:
+                raise
+            time.sleep(0.1 * attempt)
     if create and not lake.on_postgres:
         try:
             use_wal(lake.catalog)

@@ -182,6 +182,78 @@ def maintain(
     )
 
 
+@lake.command()
+@lake_option
+@click.option(
+    "--to",
+    "catalog_url",
+    required=True,
+    help="The new catalog: postgres://user@host:port/database (an empty database; the "
+    "password from PGPASSWORD, or in the URL).",
+)
+@click.option(
+    "--to-lake",
+    "target_path",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The new lake's folder (its data/ must be empty or missing): where every machine "
+    "of the lake reaches its Parquet files.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def migrate(lake_path: Path | None, catalog_url: str, target_path: Path, as_json: bool) -> None:
+    """Copy a lake with the embedded SQLite catalog to one with its catalog on PostgreSQL.
+
+    The catalog is copied row for row (snapshots, time travel, row ids, the lake's identity,
+    its stream binding and the Kafka offsets committed with the rows), the Parquet files to
+    the new folder; then every table of both lakes is hashed, row ids included, and must be
+    equal. Stop the consumers first: a source written during the copy is refused. The source
+    is only read and stays as it was; point the consumers at the new lake
+    (CROUPIER_LAKE_CATALOG, CROUPIER_LAKE_PATH) and they continue where they stopped.
+
+    Exit codes: 0 copied and verified, 1 refused or failed (the source is untouched; the
+    target's catalog holds nothing), 2 bad usage.
+    """
+    from infra.catalog_url import check_catalog_url
+    from infra.maintenance import MaintenanceBusy
+    from infra.migrate import migrate as copy_lake
+
+    try:
+        url = check_catalog_url(catalog_url)
+    except ValueError as exc:
+        raise click.BadParameter(redact(str(exc)), param_hint="--to") from None
+    source = existing_lake(lake_path)
+    target = lakes.Lake(root=target_path, catalog_url=url)
+    total = sum(f.stat().st_size for f in source.data_path.rglob("*") if f.is_file())
+    try:
+        with click.progressbar(length=total, label="copying data files", file=sys.stderr) as bar:
+            report = copy_lake(source, target, on_file=bar.update)
+    except (lakes.LakeError, MaintenanceBusy) as exc:
+        raise click.ClickException(str(exc)) from None
+    summary = {
+        "from": source.where,
+        "to": target.where,
+        "snapshot_id": report.snapshot_id,
+        "files": report.files,
+        "bytes": report.bytes,
+        "seconds": round(report.seconds, 2),
+        "tables": report.tables,
+    }
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(f"copied {source.where}\n    to {target.where}")
+    click.echo(
+        f"  {report.files:,} files ({_size(report.bytes)}), catalog at snapshot "
+        f"#{report.snapshot_id}, in {report.seconds:.1f} s; verified: every table hashes equal"
+    )
+    for name, rows in report.tables.items():
+        click.echo(f"  {name:<40} {rows:>12,} rows")
+    click.echo(
+        "Use it: CROUPIER_LAKE_CATALOG=<the URL> CROUPIER_LAKE_PATH="
+        f"{target_path} (the source lake is unchanged; delete it yourself when done)"
+    )
+
+
 def _size(count: int) -> str:
     size = float(count)
     for unit in ("B", "KiB", "MiB", "GiB"):

@@ -48,8 +48,9 @@ def found_violations(con: duckdb.DuckDBPyConnection) -> Counter[tuple[str, str, 
     return Counter((r, t, rd) for r, t, rd in rows)
 
 
-def open_lake(root: Path) -> duckdb.DuckDBPyConnection:
-    return lakes.connect(lakes.Lake(root=root), read_only=True)
+def open_lake(root: Path, catalog: str | None = None) -> duckdb.DuckDBPyConnection:
+    """The lake at `root` (its catalog on PostgreSQL at `catalog`, if given), read-only."""
+    return lakes.connect(lakes.Lake(root=root, catalog_url=catalog), read_only=True)
 
 
 def evidence(con: duckdb.DuckDBPyConnection, rule_id: str) -> list[dict[str, object]]:
@@ -57,15 +58,19 @@ def evidence(con: duckdb.DuckDBPyConnection, rule_id: str) -> list[dict[str, obj
     return [json.loads(e) for (e,) in rows]
 
 
-def publish_raw(bootstrap: str, topic: str, messages: list[Message], partitions: int = 6) -> None:
-    """Publish the simulator's messages as a device would (malformed ones too), keyed by table."""
+def publish_raw(
+    bootstrap: str, topic: str, messages: list[Message], partitions: int = 6, *, create: bool = True
+) -> None:
+    """Publish the simulator's messages as a device would (malformed ones too), keyed by table,
+    to a new topic (`create`) or an existing one."""
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[
-        topic
-    ].result(timeout=30)
+    if create:
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[
+            topic
+        ].result(timeout=30)
     producer = Producer(
         {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20}
     )
@@ -104,23 +109,26 @@ def consumer_env(bootstrap: str, dead_letter_topic: str | None = None) -> dict[s
     return env
 
 
-def derived_hashes(root: Path) -> dict[str, str]:
-    """Content hashes of the derived tables, ignoring where the events were read from."""
+def derived_hashes(
+    root: Path, catalog: str | None = None, *, positions: bool = False
+) -> dict[str, str]:
+    """Content hashes of the derived tables, by default ignoring where the events were read
+    from."""
     from consumers.sink import content_hashes
 
-    con = open_lake(root)
+    con = open_lake(root, catalog)
     try:
-        return content_hashes(con, positions=False)
+        return content_hashes(con, positions=positions)
     finally:
         con.close()
 
 
-def lake_progress(lake: Path, topic: str) -> int:
+def lake_progress(lake: Path, topic: str, catalog: str | None = None) -> int:
     """Messages of `topic` the lake has committed (sum of next offsets)."""
-    if not (lake / "catalog.sqlite").exists():
+    if catalog is None and not (lake / "catalog.sqlite").exists():
         return 0
     try:
-        con = open_lake(lake)
+        con = open_lake(lake, catalog)
     except Exception:
         return 0
     try:
