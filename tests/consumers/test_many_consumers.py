@@ -8,6 +8,7 @@ catalog: same rows, same Kafka positions, nothing lost, nothing doubled.
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -148,3 +149,15 @@ def test_three_consumers_into_a_postgres_lake_equal_one_consumer_into_sqlite(
         single, positions=True
     )
     assert (single / "catalog.sqlite").is_file() and not (lake / "catalog.sqlite").exists()
+
+    # `croupier status` reads the shared lake's positions from its PostgreSQL catalog.
+    status = subprocess.run(
+        [sys.executable, "-m", "croupier", "status", "--json", "--lake", str(lake),
+         "--topic", topic_name],
+        env=env, capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert status.returncode == 0, status.stderr[-3000:]
+    report = json.loads(status.stdout)
+    assert len(report["partitions"]) == 6
+    assert all(row["lag"] == 0 for row in report["partitions"].values()), report["partitions"]
+    assert sum(row["lake_offset"] for row in report["partitions"].values()) == total
