@@ -12,6 +12,10 @@ While the topic cannot be reached the batch waits, and commits once its copies a
 
 What the Kafka clients report goes through one `KafkaLogGate` (see `consumers.kafka_logs`):
 an outage is a line when it starts, a reminder every 30 s, and a line when it ends.
+
+With `metrics` (`consumers.metrics.ConsumerMetrics`), the pipeline counts each committed batch
+on its commit thread, the loop beats the health check at every turn and samples the lag, and
+the rebalance callbacks count themselves (touching no client: see `lag`).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from confluent_kafka import (
 )
 
 from consumers import kafka_logs
+from consumers.metrics import ConsumerMetrics
 from consumers.pipeline import Pipeline, RawMessage
 from infra.binding import StreamBinding
 from infra.kafka import KafkaSecurityError, ensure_topic, security_failure
@@ -56,6 +61,8 @@ DEAD_LETTER_TIMEOUT_S = 60.0
 # good once every broker was down (re-bootstrap races), while a new client connects at once: a
 # batch then waited for its copies forever although the broker was back (a flaky outage test).
 DEAD_LETTER_WEDGED_S = DEAD_LETTER_TIMEOUT_S + 30.0
+# How often the loop samples the lag for the metrics (cheap: no request to the broker).
+LAG_SAMPLE_EVERY_S = 1.0
 
 
 class DeadLetterCopiesUndelivered(RuntimeError):
@@ -85,10 +92,20 @@ class KafkaSource:
     """Reads the topic as one member of the consumer group and hands batches to the pipeline."""
 
     def __init__(
-        self, pipeline: Pipeline, client_config: dict[str, Any], options: ConsumeOptions
+        self,
+        pipeline: Pipeline,
+        client_config: dict[str, Any],
+        options: ConsumeOptions,
+        *,
+        metrics: ConsumerMetrics | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.options = options
+        self.metrics = metrics
+        if metrics is not None:  # counted on the commit thread, once the lake holds the batch
+            pipeline.observer = metrics
+        self._assigned_offsets: dict[int, int] = {}  # where each partition started, for lag
+        self._lag_sampled_at = -math.inf
         self.stopping = threading.Event()
         self._security_error: KafkaError | None = None
         self.log_gate = kafka_logs.KafkaLogGate()
@@ -144,6 +161,9 @@ class KafkaSource:
         log.info("assigned", extra=fields(partitions=dict(sorted(positions.items()))))
         consumer.assign(partitions)
         self._assigned_at = time.monotonic()
+        self._assigned_offsets.update({tp.partition: tp.offset for tp in partitions})
+        if self.metrics is not None:  # our own counters only: no client call in a callback
+            self.metrics.assigned(tp.partition for tp in partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # Finish the commit in flight, then forget the tables of lost partitions: their next
@@ -153,6 +173,10 @@ class KafkaSource:
         lost = {tp.partition for tp in partitions}
         self._drop_reading(lost)
         self.pipeline.forget_partitions(lost)
+        for partition in lost:
+            self._assigned_offsets.pop(partition, None)
+        if self.metrics is not None:  # after the flush: no commit in flight sets them again
+            self.metrics.revoked(self.options.topic, lost)
         log.info("revoked", extra=fields(partitions=sorted(tp.partition for tp in partitions)))
         consumer.unassign()
 
@@ -213,6 +237,7 @@ class KafkaSource:
             )
             while not self.stopping.is_set():
                 self._serve_clients()
+                self._observe()
                 batch = self._read_batch()
                 now = time.monotonic()
                 if not batch:
@@ -227,6 +252,8 @@ class KafkaSource:
                 self._handle(batch)
                 self._maybe_report(time.monotonic())
         finally:
+            if self.metrics is not None:
+                self.metrics.health.stopping()
             self.close()
         if self._security_error is not None:
             raise KafkaSecurityError(self._security_error)
@@ -262,6 +289,17 @@ class KafkaSource:
                 if (error := msg.error()) is not None:
                     self._check(error)
         return out
+
+    def _observe(self) -> None:
+        """The health check's heartbeat, and a lag sample at most every second."""
+        metrics = self.metrics
+        if metrics is None:
+            return
+        metrics.health.beat()
+        now = time.monotonic()
+        if now - self._lag_sampled_at >= LAG_SAMPLE_EVERY_S:
+            self._lag_sampled_at = now
+            metrics.set_lag(self.lag())
 
     def _check(self, error: KafkaError) -> None:
         if error.fatal():
@@ -472,13 +510,25 @@ class KafkaSource:
         self._window_start = now
 
     def lag(self) -> dict[int, int]:
-        """Messages not yet processed, per assigned partition (from cached watermarks)."""
+        """Messages not yet read, per assigned partition: the high watermark minus the position.
+
+        Local calls only (the watermarks librdkafka cached from its fetches), made from the
+        loop, never from a rebalance callback: librdkafka's call state is per thread and call,
+        and a client call nested in the callback's own call aborted the process (see
+        `_find_cluster`). A partition nothing was read from yet counts from where it was
+        assigned (the lake's offset, or the log's start); one whose watermark is not known yet
+        is left out."""
         lag: dict[int, int] = {}
         try:
             for tp in self.consumer.position(self.consumer.assignment()):
-                _, high = self.consumer.get_watermark_offsets(tp, cached=True)
-                if tp.offset >= 0 and high >= 0:
-                    lag[tp.partition] = high - tp.offset
+                low, high = self.consumer.get_watermark_offsets(tp, cached=True)
+                position = tp.offset
+                if position < 0:
+                    position = self._assigned_offsets.get(tp.partition, -1)
+                if position < 0:
+                    position = low if low >= 0 else (0 if high == 0 else -1)
+                if position >= 0 and high >= 0:
+                    lag[tp.partition] = max(0, high - position)
         except KafkaException:
             pass
         return lag
@@ -566,8 +616,9 @@ def run_consumer(
     options: ConsumeOptions,
     *,
     on_start: Callable[[KafkaSource], None] | None = None,
+    metrics: ConsumerMetrics | None = None,
 ) -> int:
-    source = KafkaSource(pipeline, client_config, options)
+    source = KafkaSource(pipeline, client_config, options, metrics=metrics)
     if on_start is not None:
         on_start(source)
     return source.run()

@@ -8,10 +8,11 @@ from __future__ import annotations
 import gc
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from consumers.ids import event_index, round_index, snapshot_after_commit
 from consumers.processor import DEFAULT_MAX_SKEW_S, Processor, RawMessage
@@ -24,7 +25,7 @@ log = logging.getLogger("croupier.consumer")
 # How long the consumer's own maintenance pass retries a step that meets another writer.
 CONSUMER_RETRY_FOR_S = 20.0
 
-__all__ = ["HandleResult", "Pipeline", "RawMessage", "StreamPolicy"]
+__all__ = ["CommitObserver", "HandleResult", "Pipeline", "RawMessage", "StreamPolicy"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,6 +42,22 @@ class HandleResult:
     next_offsets: dict[tuple[str, int], int]
     dead_letters: list[dict[str, Any]] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
+    messages: int = 0
+    """Messages in the batch (each a stored event, a dead letter or a dropped duplicate)."""
+    violations: dict[str, int] = field(default_factory=dict)
+    """Violation rows of the batch, by rule ID."""
+    severities: dict[str, int] = field(default_factory=dict)
+    """Violation rows of the batch, by severity."""
+
+
+class CommitObserver(Protocol):
+    """Told on the commit thread about each batch's lake transaction (`Pipeline.observer`)."""
+
+    def committed(self, result: HandleResult, seconds: float) -> None:
+        """The batch's transaction committed; `seconds` it took."""
+
+    def commit_failed(self, error: BaseException) -> None:
+        """The batch did not commit (its dead-letter copies or its transaction failed)."""
 
 
 class Pipeline:
@@ -54,6 +71,9 @@ class Pipeline:
     (only when there are some) just before that batch's transaction; if it raises, the batch
     does not commit and the error is raised like a failed commit. The Kafka adapter copies the
     dead letters to their topic there, so that no committed dead letter lacks its copy.
+
+    `observer`, when set, is told on the commit thread right after each batch's transaction
+    committed (or failed): the consumer's metrics count committed batches only.
 
     `maintenance`, when set, runs a lake maintenance pass (`infra.maintenance`) at most
     every `every_s` seconds, between two batches: the id indexes first write their manifests
@@ -98,6 +118,7 @@ class Pipeline:
         self._done: list[HandleResult] = []
         self._stored: dict[str, dict[str, Any]] | None = None
         self.before_commit = before_commit
+        self.observer: CommitObserver | None = None
         self.maintenance = maintenance
         self._maintained_at = time.monotonic()
         self.maintenance_reports: list[lake_maintenance.MaintenanceReport] = []
@@ -165,10 +186,14 @@ class Pipeline:
                 if offset >= offsets.get(at, 0):
                     offsets[at] = offset + 1
         states = self.processor.take_dirty_states()
+        violations = batch.rows.get("violations", [])
         result = HandleResult(
             next_offsets=offsets,
             dead_letters=batch.rows.get("dead_letters", []),
             rows={table: len(rows) for table, rows in batch.rows.items()},
+            messages=len(messages),
+            violations=dict(Counter(row["rule_id"] for row in violations)),
+            severities=dict(Counter(row["severity"] for row in violations)),
         )
         self.flush()
         if (
@@ -177,7 +202,7 @@ class Pipeline:
         ):
             self.start_maintenance()
         future = self._executor.submit(
-            self._commit, batch, offsets, states, result.dead_letters, self.before_commit
+            self._commit, batch, offsets, states, result, self.before_commit, self.observer
         )
         self._inflight = (future, result, [index.seal() for index in self._ids])
         if not self._overlap:
@@ -232,12 +257,21 @@ class Pipeline:
         batch: RowBatch,
         offsets: dict[tuple[str, int], int],
         states: dict[str, tuple[int, str]],
-        dead_letters: list[dict[str, Any]],
+        result: HandleResult,
         before_commit: Callable[[list[dict[str, Any]]], None] | None,
+        observer: CommitObserver | None,
     ) -> int | None:
-        if dead_letters and before_commit is not None:
-            before_commit(dead_letters)
-        self.sink.commit(batch, offsets=offsets, states=states)
+        try:
+            if result.dead_letters and before_commit is not None:
+                before_commit(result.dead_letters)
+            started = time.monotonic()
+            self.sink.commit(batch, offsets=offsets, states=states)
+        except BaseException as exc:
+            if observer is not None:
+                _tell(observer.commit_failed, exc)
+            raise
+        if observer is not None:
+            _tell(observer.committed, result, time.monotonic() - started)
         return snapshot_after_commit(self.sink.con)
 
     def forget_partitions(self, partitions: Iterable[int]) -> None:
@@ -247,3 +281,11 @@ class Pipeline:
         self.processor.forget([k.decode("utf-8", "replace") for k in keys])
         for key in keys:
             del self._partition_of_table[key]
+
+
+def _tell(call: Callable[..., None], *args: Any) -> None:
+    """An observer's call: its failure is logged, never the commit's (the batch is durable)."""
+    try:
+        call(*args)
+    except Exception as exc:
+        log.warning("commit observer failed: %s", exc)

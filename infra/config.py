@@ -166,6 +166,14 @@ class Settings(BaseSettings):
         default_factory=dict,
         description="Extra librdkafka properties (TOML table [kafka_client]), e.g. SASL settings.",
     )
+    metrics_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description="Port of `croupier consume`'s Prometheus metrics and /healthz server "
+        "(`--metrics-port`; with --workers N, worker i serves on this port + i); "
+        "default: none, no server.",
+    )
 
     local_kafka_version: str = Field(
         default="4.1.1", description="Apache Kafka version of the local broker (Maven Central)."

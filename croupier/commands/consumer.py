@@ -15,6 +15,7 @@ from croupier.commands.lake import lake_option
 from infra import lake as lakes
 
 if TYPE_CHECKING:
+    from consumers.metrics import ConsumerMetrics, MetricsServer
     from consumers.pipeline import StreamPolicy
     from infra.config import Settings
     from infra.maintenance import Schedule
@@ -82,6 +83,20 @@ def _maintenance(settings: Settings) -> Schedule | None:
     help="Consumer processes in the group (one per core; partitions are shared among them).",
 )
 @click.option(
+    "--metrics-port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Serve Prometheus metrics (/metrics) and a health check (/healthz) on this port "
+    "[env CROUPIER_METRICS_PORT; default: no server]; with --workers N, worker i uses "
+    "PORT+i. docs/operations.md lists the metrics.",
+)
+@click.option(
+    "--metrics-host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address the metrics server listens on (0.0.0.0: every interface, as in compose).",
+)
+@click.option(
     "--adopt",
     is_flag=True,
     help="Bind the lake to this stream even though it holds another (a lake records the "
@@ -98,6 +113,8 @@ def consume(
     stop_when_idle: float | None,
     metrics_every: float,
     workers: int,
+    metrics_port: int | None,
+    metrics_host: str,
     adopt: bool,
     verbose: bool,
     log_format: str,
@@ -117,7 +134,12 @@ def consume(
     run stopped or killed midway resumes where the lake says. Standard input (-) is first
     copied to a temporary file. Prints a JSON summary; exits 0 once every line is in the lake,
     128+N if signal N stopped it first (it commits the batch in hand; run again to finish).
-    --topic, --group, --workers, --stop-when-idle and --metrics-every are for Kafka only.
+    --topic, --group, --workers, --stop-when-idle, --metrics-every and --metrics-port/-host
+    are for Kafka only.
+
+    With --metrics-port (or CROUPIER_METRICS_PORT) it serves Prometheus metrics on /metrics
+    and /healthz (200 while its loop turns and its last lake commit did not fail, 503 with the
+    reason otherwise); a port that cannot be used exits 2 before anything is read.
 
     A lake holds one stream: the first run binds it to the Kafka cluster, topic and group it
     reads (or to recordings, for --file); another stream is refused with exit 2 before anything
@@ -126,7 +148,7 @@ def consume(
     if recording is not None:
         _refuse_kafka_options(click.get_current_context())
     if workers > 1:
-        raise SystemExit(_run_workers(workers))
+        raise SystemExit(_run_workers(workers, _metrics_port(metrics_port)))
     from consumers.kafka_source import ConsumeOptions, DeadLetterCopiesUndelivered, run_consumer
     from consumers.pipeline import Pipeline
     from consumers.sink import LakeSink
@@ -139,7 +161,13 @@ def consume(
     if recording is not None:
         raise SystemExit(_consume_file(lake_path, recording, batch_size, adopt=adopt))
     settings = get_settings()
-    sink = LakeSink(lakes.from_settings(lake_path))
+    metrics, server = _serve_metrics(metrics_host, _metrics_port(metrics_port))
+    try:
+        sink = LakeSink(lakes.from_settings(lake_path))
+    except BaseException:
+        if server is not None:
+            server.close()
+        raise
     try:
         total = run_consumer(
             Pipeline(sink, policy=_policy(settings), maintenance=_maintenance(settings)),
@@ -153,6 +181,7 @@ def consume(
                 stop_when_idle_s=stop_when_idle,
                 adopt=adopt,
             ),
+            metrics=metrics,
         )
     except LakeBoundElsewhere as exc:
         click.echo(f"error: {sink.lake.root}: {exc}", err=True)
@@ -162,11 +191,54 @@ def consume(
     except DeadLetterCopiesUndelivered as exc:
         raise click.ClickException(str(exc)) from None
     finally:
-        sink.close()
+        try:
+            sink.close()
+        finally:
+            if server is not None:
+                server.close()
     logging.getLogger("croupier.consumer").info("consumed", extra=fields(messages=total))
 
 
-_KAFKA_ONLY = ("topic", "group", "workers", "stop_when_idle", "metrics_every")
+def _metrics_port(given: int | None) -> int | None:
+    """--metrics-port, else the `metrics_port` setting (None: no metrics server)."""
+    if given is not None:
+        return given
+    from infra.config import get_settings
+
+    return get_settings().metrics_port
+
+
+def _serve_metrics(
+    host: str, port: int | None
+) -> tuple[ConsumerMetrics | None, MetricsServer | None]:
+    """The consumer's metrics and their server, before anything is read; a port that cannot
+    be used is one line on stderr and exit 2."""
+    if port is None:
+        return None, None
+    from consumers.metrics import ConsumerMetrics, MetricsServer, MetricsServerError
+    from infra.logs import fields
+
+    metrics = ConsumerMetrics()
+    try:
+        server = MetricsServer(metrics, host, port)
+    except MetricsServerError as exc:
+        click.echo(f"error: --metrics-port: {exc.strerror}", err=True)
+        raise SystemExit(2) from None
+    logging.getLogger("croupier.consumer").info(
+        "metrics served", extra=fields(url=server.url, paths=["/metrics", "/healthz"])
+    )
+    return metrics, server
+
+
+_KAFKA_ONLY = (
+    "topic",
+    "group",
+    "workers",
+    "stop_when_idle",
+    "metrics_every",
+    "metrics_port",
+    "metrics_host",
+)
 
 
 def _refuse_kafka_options(ctx: click.Context) -> None:
@@ -236,9 +308,10 @@ def _consume_file(lake_path: Path | None, path: Path, batch_size: int, *, adopt:
     return 0
 
 
-def _run_workers(workers: int) -> int:
+def _run_workers(workers: int, metrics_port: int | None = None) -> int:
     """Run this same command `workers` times as single-worker processes; forward SIGTERM and
-    SIGINT to them; exit with the worst exit code."""
+    SIGINT to them; exit with the worst exit code. With a metrics port, worker i serves its
+    metrics on that port + i."""
     import signal
     import subprocess
 
@@ -247,11 +320,21 @@ def _run_workers(workers: int) -> int:
     for arg in sys.argv[1:]:
         if skip_value:
             skip_value = False
-        elif arg == "--workers":
+        elif arg in ("--workers", "--metrics-port"):
             skip_value = True
-        elif not arg.startswith("--workers="):
+        elif not arg.startswith(("--workers=", "--metrics-port=")):
             args.append(arg)
-    children = [subprocess.Popen([sys.executable, "-m", "croupier", *args]) for _ in range(workers)]
+
+    def command(i: int) -> list[str]:
+        if metrics_port is None:
+            return [sys.executable, "-m", "croupier", *args]
+        port = metrics_port + i if metrics_port else 0  # 0: each worker a free port of its own
+        return [sys.executable, "-m", "croupier", *args, "--metrics-port", str(port)]
+
+    if metrics_port is not None and metrics_port + workers - 1 > 65535:
+        click.echo(f"error: --metrics-port: {metrics_port}+{workers - 1} is past 65535", err=True)
+        return 2
+    children = [subprocess.Popen(command(i)) for i in range(workers)]
 
     def forward(signum: int, _frame: object) -> None:
         for child in children:

@@ -81,3 +81,50 @@ def test_the_dashboard_is_reached_only_through_the_tls_proxy_it_trusts(monkeypat
     assert trusted == [address]
     headers = {"X-Forwarded-For": "1.2.3.4, 203.0.113.7"}
     assert client_address(address, headers, trusted) == "203.0.113.7"
+
+
+def test_the_consumer_scales_and_its_healthcheck_asks_its_healthz(monkeypatch) -> None:
+    import subprocess
+    import sys
+
+    from consumers.metrics import ConsumerMetrics, MetricsServer
+
+    consumer = COMPOSE["services"]["consumer"]
+    # `--scale consumer=3`: no fixed name, no host port; the metrics port inside the network
+    assert "container_name" not in consumer and "ports" not in consumer
+    port = int(consumer["environment"]["CROUPIER_METRICS_PORT"])
+    assert consumer["expose"] == [str(port)]
+    assert consumer["command"][consumer["command"].index("--metrics-host") + 1] == "0.0.0.0"
+    for key, value in consumer["environment"].items():
+        monkeypatch.setenv(key, str(value))
+    assert Settings().metrics_port == port
+    # The healthcheck's own command, run against a real server: fails on 503, passes on 200.
+    kind, *check = consumer["healthcheck"]["test"]
+    assert kind == "CMD" and check[0] == "python"
+    metrics = ConsumerMetrics()
+    server = MetricsServer(metrics, "127.0.0.1", 0)
+    env = {"CROUPIER_METRICS_PORT": str(server.port), "PATH": "/usr/bin:/bin"}
+    try:
+        run = [sys.executable, *check[1:]]
+        assert subprocess.run(run, env=env, capture_output=True, check=False).returncode != 0
+        metrics.health.beat()
+        assert subprocess.run(run, env=env, capture_output=True, check=False).returncode == 0
+    finally:
+        server.close()
+    dashboard = COMPOSE["services"]["dashboard"]["healthcheck"]["test"]
+    assert "http://127.0.0.1:8501/_stcore/health" in dashboard[-1]
+
+
+def test_the_image_holds_every_package_the_code_imports() -> None:
+    """The Dockerfile copies each package of the wheel and the dbt project (it once left out
+    `infra` and `games`, which every command imports: the image could not run)."""
+    import re
+    import tomllib
+
+    root = Path(__file__).parents[2]
+    wheel = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
+    packages = set(wheel["targets"]["wheel"]["packages"])
+    copied = set(re.findall(r"^COPY (\S+) \1$", (root / "Dockerfile").read_text(), re.M))
+    assert packages | {"dbt_project"} <= copied, sorted(packages - copied)
+    top = {p.name for p in root.iterdir() if (p / "__init__.py").is_file()} - {"tests", "bench"}
+    assert top <= packages, sorted(top - packages)

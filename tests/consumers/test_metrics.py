@@ -1,0 +1,330 @@
+"""`croupier consume --metrics-port`: the Prometheus counters equal what the lake holds, and
+/healthz says whether the consumer is alive.
+
+What `croupier_consumer_events_total` counts: every message read from the topic whose batch
+committed to the lake, whatever became of it (a stored event, a dead letter, or an exact
+duplicate dropped), so it equals the messages the lake's offsets say were consumed, and
+`events_stored_total` equals the lake's events rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from consumers.metrics import ConsumerMetrics, Health, MetricsServer, scrape
+from consumers.pipeline import Pipeline, RawMessage
+from consumers.sink import LakeSink
+from infra import lake as lakes
+from tests.consumers.helpers import consumer_command, consumer_env, night, open_lake, publish_raw
+
+pytestmark = pytest.mark.kafka
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def samples(text: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    """Sample name -> (sorted labels) -> value."""
+    out: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for name, labels, value in scrape(text):
+        out.setdefault(name, {})[tuple(sorted(labels.items()))] = value
+    return out
+
+
+def total(found: dict[str, dict[tuple[tuple[str, str], ...], float]], name: str) -> float:
+    return sum(found.get(name, {}).values())
+
+
+def test_the_metrics_equal_the_lake_and_health_is_ok(
+    kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    messages = night(tables=3, hours=2, seed=11).messages  # default faults: malformed ones too
+    publish_raw(kafka_bootstrap, topic_name, messages)
+    lake, port = tmp_path / "lake", free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen(
+        consumer_command(
+            lake, topic_name, f"g-{uuid.uuid4().hex[:8]}", "--batch-size", "2000",
+            "--metrics-port", str(port), "--stop-when-idle", "120",
+        ),
+        env=consumer_env(kafka_bootstrap, f"{topic_name}.dead"),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        # Until every message is committed and read: the process stops only after 120 s idle.
+        while True:
+            assert process.poll() is None, process.communicate()[1][-3000:]
+            try:
+                found = samples(get(f"{base}/metrics")[1])
+            except OSError:  # not listening yet
+                time.sleep(0.2)
+                continue
+            lag = found.get("croupier_consumer_lag", {})
+            if (
+                total(found, "croupier_consumer_events_total") == len(messages)
+                and lag
+                and not any(lag.values())
+            ):
+                break
+            time.sleep(0.2)
+        status, health = get(f"{base}/healthz")
+        found = samples(get(f"{base}/metrics")[1])
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err[-3000:]
+    assert status == 200, health
+    assert json.loads(health)["status"] == "ok"
+
+    con = open_lake(lake)
+    try:
+        offsets = dict(
+            con.execute(
+                "SELECT source_partition, max(next_offset) FROM consumer_offsets "
+                "WHERE source_topic = ? GROUP BY 1",
+                [topic_name],
+            ).fetchall()
+        )
+        (events,) = con.execute("SELECT count(*) FROM events").fetchone()  # type: ignore[misc]
+        (dead,) = con.execute("SELECT count(*) FROM dead_letters").fetchone()  # type: ignore[misc]
+        violations = dict(
+            con.execute("SELECT rule_id, count(*) FROM violations GROUP BY 1").fetchall()
+        )
+        severities = dict(
+            con.execute("SELECT severity, count(*) FROM violations GROUP BY 1").fetchall()
+        )
+    finally:
+        con.close()
+    assert dead > 0 and violations, "the night's faults make dead letters and violations"
+    # events_total: every message consumed, as the lake's offsets count them (from offset 0).
+    assert total(found, "croupier_consumer_events_total") == sum(offsets.values())
+    assert sum(offsets.values()) == len(messages)
+    assert total(found, "croupier_consumer_events_stored_total") == events
+    assert total(found, "croupier_consumer_dead_letters_total") == dead
+    # what is neither stored nor a dead letter is an exact duplicate, dropped
+    assert events + dead <= len(messages)
+    by_rule = Counter(
+        {
+            dict(labels)["rule_id"]: int(value)
+            for labels, value in found["croupier_consumer_violations_total"].items()
+        }
+    )
+    assert by_rule == Counter(violations)
+    by_severity = {
+        dict(labels)["severity"]: int(value)
+        for labels, value in found["croupier_consumer_violations_by_severity_total"].items()
+    }
+    assert by_severity == severities
+    committed = {
+        int(dict(labels)["partition"]): int(value)
+        for labels, value in found["croupier_consumer_committed_offset"].items()
+        if dict(labels)["topic"] == topic_name
+    }
+    assert committed == offsets
+    lags = {
+        int(dict(labels)["partition"]): v for labels, v in found["croupier_consumer_lag"].items()
+    }
+    assert set(offsets) <= set(lags) and not any(lags.values())
+    # batches: as many messages in the histogram as consumed; one assignment, no revocation yet
+    assert total(found, "croupier_consumer_batch_size_sum") == len(messages)
+    commits = total(found, "croupier_consumer_commit_seconds_count")
+    assert commits == total(found, "croupier_consumer_batch_size_count") >= 1
+    rebalances = {
+        dict(labels)["kind"]: v for labels, v in found["croupier_consumer_rebalances_total"].items()
+    }
+    assert rebalances == {"assign": 1, "revoke": 0}
+    assert total(found, "croupier_consumer_last_commit_timestamp_seconds") > 0
+
+
+def free_ports(n: int) -> int:
+    """A port P such that P .. P+n-1 are free now."""
+    while True:
+        base = free_port()
+        if base + n - 1 > 65535:
+            continue
+        with contextlib.ExitStack() as stack:
+            try:
+                for port in range(base + 1, base + n):
+                    sock = stack.enter_context(socket.socket())
+                    sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return base
+
+
+def test_workers_serve_on_port_plus_i_and_their_counts_add_up_to_the_lake(
+    kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    messages = night(tables=4, hours=1, seed=12).messages
+    publish_raw(kafka_bootstrap, topic_name, messages)
+    lake, port = tmp_path / "lake", free_ports(2)
+    process = subprocess.Popen(
+        consumer_command(
+            lake, topic_name, f"g-{uuid.uuid4().hex[:8]}", "--batch-size", "1000",
+            "--workers", "2", "--metrics-port", str(port), "--stop-when-idle", "120",
+        ),
+        env=consumer_env(kafka_bootstrap), stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    urls = [f"http://127.0.0.1:{port + i}" for i in range(2)]
+    try:
+        while True:  # until both answer and together have committed every message
+            assert process.poll() is None, process.communicate()[1][-3000:]
+            try:
+                counts = [
+                    total(samples(get(f"{url}/metrics")[1]), "croupier_consumer_events_total")
+                    for url in urls
+                ]
+            except OSError:
+                counts = []
+            if sum(counts) == len(messages):
+                break
+            time.sleep(0.2)
+        health = [get(f"{url}/healthz")[0] for url in urls]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err[-3000:]
+    assert health == [200, 200]
+    con = open_lake(lake)
+    try:
+        (consumed,) = con.execute(  # type: ignore[misc]
+            "SELECT sum(o) FROM (SELECT max(next_offset) o FROM consumer_offsets "
+            "WHERE source_topic = ? GROUP BY source_partition)",
+            [topic_name],
+        ).fetchone()
+    finally:
+        con.close()
+    assert consumed == len(messages)
+
+
+def test_a_taken_metrics_port_is_one_clear_line_and_exit_2(
+    kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            consumer_command(
+                tmp_path / "lake", topic_name, "g", "--metrics-port", str(port),
+                "--stop-when-idle", "1",
+            ),
+            env=consumer_env(kafka_bootstrap), capture_output=True, text=True, timeout=120,
+            check=False,
+        )  # fmt: skip
+    assert result.returncode == 2, result.stderr[-2000:]
+    lines = result.stderr.strip().splitlines()
+    assert lines == [f"error: --metrics-port: 127.0.0.1:{port} is already in use"]
+    assert not (tmp_path / "lake").exists()  # before anything was opened or read
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_health_is_503_with_the_reason_until_the_loop_turns_when_stale_or_a_commit_failed() -> None:
+    clock = Clock()
+    health = Health(stale_after_s=30, clock=clock)
+    ok, body = health.check()
+    assert not ok and body["reason"].startswith("starting")
+    health.beat()
+    assert health.check() == (True, {"status": "ok", "commits": 0, "loop_age_s": 0.0})
+    clock.now += 31
+    ok, body = health.check()
+    assert not ok and "has not turned for 31 s" in body["reason"]
+    health.beat()
+    health.commit_failed(RuntimeError("disk full"))
+    ok, body = health.check()
+    assert not ok and body["reason"] == "the last lake commit failed: RuntimeError: disk full"
+    health.committed()
+    assert health.check()[0]
+    health.stopping()
+    assert health.check() == (False, {"status": "unhealthy", "reason": "stopping", "commits": 1,
+                                      "last_commit_age_s": 0.0, "loop_age_s": 0.0})  # fmt: skip
+
+
+def test_healthz_answers_503_over_http_and_404_elsewhere() -> None:
+    metrics = ConsumerMetrics()
+    server = MetricsServer(metrics, "127.0.0.1", 0)
+    try:
+        status, body = get(f"{server.url}/healthz")
+        assert status == 503 and json.loads(body)["status"] == "unhealthy"
+        metrics.health.beat()
+        assert get(f"{server.url}/healthz")[0] == 200
+        assert get(f"{server.url}/nothing")[0] == 404
+        status, text = get(f"{server.url}/metrics")
+        assert status == 200 and "croupier_consumer_events_total 0.0" in text
+    finally:
+        server.close()
+
+
+def test_a_batch_that_failed_to_commit_is_not_counted(tmp_path: Path) -> None:
+    messages = night(tables=1, hours=0.5, seed=2).messages[:300]
+    raw = [
+        RawMessage(value=m.value, key=m.key.encode(), topic="local", partition=0, offset=i)
+        for i, m in enumerate(messages)
+    ]
+    sink = LakeSink(lakes.Lake(root=tmp_path / "lake"))
+    pipeline = Pipeline(sink, overlap=False)
+    metrics = ConsumerMetrics()
+    metrics.health.beat()
+    pipeline.observer = metrics
+    commit = sink.commit
+
+    def failing(*args: object, **kwargs: object) -> None:
+        raise OSError("the lake's disk is full")
+
+    try:
+        sink.commit = failing  # type: ignore[method-assign]
+        with pytest.raises(OSError):
+            pipeline.handle(raw[:100])
+        found = samples(metrics_text(metrics))
+        assert total(found, "croupier_consumer_events_total") == 0
+        assert total(found, "croupier_consumer_batch_size_count") == 0
+        ok, body = metrics.health.check()
+        assert not ok and "disk is full" in body["reason"]
+        sink.commit = commit  # type: ignore[method-assign]
+        pipeline.handle(raw[100:])
+        found = samples(metrics_text(metrics))
+        assert total(found, "croupier_consumer_events_total") == 200
+        assert found["croupier_consumer_committed_offset"] == {
+            (("partition", "0"), ("topic", "local")): 300.0
+        }
+        assert metrics.health.check()[0]
+    finally:
+        pipeline.close()
+        sink.close()
+
+
+def metrics_text(metrics: ConsumerMetrics) -> str:
+    from prometheus_client import generate_latest
+
+    return generate_latest(metrics.registry).decode()
