@@ -1,5 +1,6 @@
-"""Integrity: violations by rule (with the article's text), severity and dealer; payout
-accuracy; house-way compliance; statistical alerts explained; acknowledgements and their trail."""
+"""Integrity: the critical violations the lake committed since the shown build, live; violations
+by rule (with the article's text), severity and dealer; payout accuracy; house-way compliance;
+statistical alerts explained; acknowledgements and their trail."""
 
 from __future__ import annotations
 
@@ -9,6 +10,91 @@ import streamlit as st
 from dashboards import acks, data, ui
 
 SEVERITIES = ["critical", "major", "minor"]
+LIVE_REFRESH_SECONDS = 2
+LIVE_LISTED = 5  # the newest, in words above the panel's table
+LIVE_TITLE = "Critical violations since the last build"
+LIVE_LABELS = {
+    "occurred_at": "when (UTC)", "table_id": "table", "round_id": "round", "rule_id": "rule",
+    "rule_text": "rule text", "check_name": "check", "dealer_id": "dealer",
+    "evidence": "evidence", "violation_id": "violation id",
+}  # fmt: skip
+
+
+@st.fragment(run_every=LIVE_REFRESH_SECONDS)
+def live_violations(f: data.Filters, severities: tuple[str, ...]) -> None:
+    """The critical violations the lake committed after the snapshot the shown build was made
+    from, read from the lake itself every LIVE_REFRESH_SECONDS (this fragment alone reruns)."""
+    ui.require("integrity")  # a fragment's rerun runs neither the router nor the page's top
+    st.subheader(LIVE_TITLE)
+    if severities and "critical" not in severities:
+        st.caption("The Severity filter leaves critical violations out.")
+        return
+    try:
+        info = data.build_info()
+    except data.NoMarts:  # the marts went away since the page's run
+        info = None
+    if info is None:
+        st.info(
+            "No build to compare with: run `croupier build`; until then the marts below are "
+            "all there is.",
+            icon=":material/info:",
+        )
+        return
+    try:
+        live = data.live_critical_violations(f, info.lake_snapshot_id)
+    except data.LakeAway as exc:
+        st.warning(
+            f"Live violations unavailable: {ui.plain(exc)}. The rest of the page shows "
+            "the last build.",
+            icon=":material/cloud_off:",
+        )
+        return
+    scope = f"Read from the lake every {LIVE_REFRESH_SECONDS} s, whatever the dates picked"
+    if f.games or f.tables or f.dealers:
+        scope += " (the game, table and dealer filters apply)"
+    if live.until > live.since:
+        st.caption(
+            f"{scope}: what lake snapshots {live.since + 1} to {live.until} committed, after "
+            f"snapshot {live.since} the build was made from."
+        )
+    else:
+        st.caption(
+            f"{scope}: the lake is at snapshot {live.until}, the build was made from "
+            f"snapshot {live.since}."
+        )
+    if live.until < live.since:
+        st.warning(
+            "The lake is older than the build (made anew?): run `croupier build`.",
+            icon=":material/history:",
+        )
+    elif live.expired:
+        st.warning(
+            "The lake no longer keeps the snapshots since this build: run `croupier build`.",
+            icon=":material/history:",
+        )
+    elif live.count == 0:
+        st.success("No critical violation since the last build.", icon=":material/check_circle:")
+    else:
+        more = f" (the latest {len(live.rows)} shown)" if live.count > len(live.rows) else ""
+        st.markdown(
+            f":material/report: :red[**{live.count:,} critical violation(s)**] since the last "
+            f"build{more}."
+        )
+        for v in live.rows.head(LIVE_LISTED).to_dict("records"):
+            where = f"table {ui.plain(v['table_id'])}"
+            if isinstance(v["round_id"], str):
+                where += f" · round {ui.plain(v['round_id'])}"
+            st.markdown(
+                f"- **{ui.plain(v['rule_id'])}** · {v['occurred_at']:%Y-%m-%d %H:%M:%S} UTC · "
+                f"{where}: {ui.plain(v['rule_text'])}"
+            )
+        st.dataframe(
+            live.rows,
+            hide_index=True,
+            key="df_live_violations",
+            column_config={c: st.column_config.Column(label) for c, label in LIVE_LABELS.items()},
+        )
+
 
 user = ui.require("integrity")
 st.title("Integrity")
@@ -16,6 +102,7 @@ options = ui.options_or_stop()
 f = ui.filters(options, page="integrity")
 severities = tuple(st.sidebar.multiselect("Severity", SEVERITIES, key="integrity_severity"))
 ui.build_caption()
+live_violations(f, severities)
 
 by_rule = data.violations_by(f, "rule", severities)
 payouts = data.payout_accuracy(f)

@@ -37,6 +37,10 @@ from dashboards import acks, auth
 # Results are cached this long; the cache key also holds the published marts snapshot (read from
 # the small pointer file on each query), so a newly published build shows at once.
 TTL_SECONDS = 60
+# The live panels read the lake itself (its latest snapshot) with a cache of their own, this short:
+# a violation committed now shows within LIVE_TTL_SECONDS + a refresh, whatever the build cadence.
+LIVE_TTL_SECONDS = 2
+LIVE_SNAPSHOT_TTL_SECONDS = 1  # the lake's latest snapshot id: one catalog read, shared
 MAX_SEARCH = 100  # longest round id or text a user may search for
 CHART_POINTS = 400  # meter points per table drawn over any date range
 Z_95 = 1.959963984540054  # two-sided 95 % normal quantile, as the marts use
@@ -44,6 +48,11 @@ Z_95 = 1.959963984540054  # two-sided 95 % normal quantile, as the marts use
 
 class NoMarts(RuntimeError):
     """The marts store does not exist yet: `croupier build` (or `croupier demo`) makes it."""
+
+
+class LakeAway(RuntimeError):
+    """The lake cannot be read now (no lake configured, its folder gone, its catalog's server
+    away); the message says so in a few words, without paths or passwords."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -191,6 +200,88 @@ def _frame(sql: str, params: Sequence[Any] = (), *, version: Version | None = No
     if version is None:
         version = _version(store)
     return redact(_cached_frame(str(store.marts), lake, version, sql, tuple(params)), viewer())
+
+
+# --- the lake, read live ------------------------------------------------------------------
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _lake_database(lake: str, identity: tuple[int, int]) -> duckdb.DuckDBPyConnection:
+    """A read-only DuckDB instance with the lake alone attached (not pinned: each query, a
+    transaction of its own, reads the lake's latest snapshot). `identity`: the catalog's device
+    and inode, so a lake deleted and made again gets a new instance ((0, 0) on PostgreSQL)."""
+    from infra import lake as lakes
+
+    con = lakes.open_session(
+        [lakes.from_settings(Path(lake)).attach_sql(read_only=True)], use=lakes.LAKE_ALIAS
+    )
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET parquet_metadata_cache = true")
+    return con
+
+
+def _live_lake() -> tuple[str, tuple[int, int]]:
+    """The lake to read live and its identity, or LakeAway."""
+    from infra import lake as lakes
+
+    store = current_store()
+    if store.lake is None:
+        raise LakeAway("the lake cannot be reached (no lake here, or its catalog's server is away)")
+    lake = lakes.from_settings(store.lake)
+    if lake.on_postgres:
+        return str(store.lake), (0, 0)
+    try:
+        stat = lake.catalog.stat()
+    except OSError:
+        raise LakeAway("the lake's catalog is gone") from None
+    return str(store.lake), (stat.st_dev, stat.st_ino)
+
+
+def _lake_read(lake: str, identity: tuple[int, int], sql: str, params: tuple[Any, ...]) -> pa.Table:
+    """One read-only query on the lake's latest snapshot, on a fresh cursor; a failure (the
+    catalog's server away, a file gone) drops the instance and is LakeAway."""
+    try:
+        cursor = _lake_database(lake, identity).cursor()
+    except Exception as exc:  # attaching failed: lakes.LakeError, duckdb.Error, OSError
+        raise LakeAway(f"the lake cannot be opened ({type(exc).__name__})") from None
+    try:
+        values = [list(p) if isinstance(p, tuple) else p for p in params]
+        return cursor.execute(sql, values).to_arrow_table()
+    except duckdb.InvalidInputException:
+        raise  # a question the lake cannot answer (a snapshot it no longer keeps): the caller's
+    except (duckdb.Error, OSError) as exc:
+        _lake_database.clear()  # the next read attaches again (the server may be back)
+        raise LakeAway(f"the lake cannot be read ({type(exc).__name__})") from None
+    finally:
+        cursor.close()
+
+
+@st.cache_data(ttl=LIVE_SNAPSHOT_TTL_SECONDS, max_entries=8, show_spinner=False)
+def _cached_lake_snapshot(lake: str, identity: tuple[int, int]) -> int:
+    table = _lake_read(lake, identity, "SELECT id FROM lake.current_snapshot()", ())
+    return int(table.column(0)[0].as_py()) if table.num_rows else 0
+
+
+@st.cache_data(ttl=LIVE_TTL_SECONDS, max_entries=256, show_spinner=False)
+def _cached_lake_frame(
+    lake: str, identity: tuple[int, int], sql: str, params: tuple[Any, ...]
+) -> pd.DataFrame:
+    return _to_pandas(_lake_read(lake, identity, sql, params))
+
+
+def lake_snapshot() -> int:
+    """The lake's latest snapshot id (cached LIVE_SNAPSHOT_TTL_SECONDS), or LakeAway."""
+    try:
+        return _cached_lake_snapshot(*_live_lake())
+    except duckdb.Error as exc:
+        raise LakeAway(f"the lake cannot be read ({type(exc).__name__})") from None
+
+
+def _lake_frame(sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
+    """A query on the lake's latest snapshot as the current viewer may see it (cached
+    LIVE_TTL_SECONDS, apart from the marts' cache), or LakeAway. Put the snapshot ids it reads
+    in `params`: the cache key then changes with every commit."""
+    return redact(_cached_lake_frame(*_live_lake(), sql, tuple(params)), viewer())
 
 
 # --- who reads ----------------------------------------------------------------------------

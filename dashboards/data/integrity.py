@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import duckdb
 import pandas as pd
 
 from dashboards import acks, auth
@@ -14,8 +15,10 @@ from dashboards.data.core import (
     _dealers_in,
     _frame,
     _int,
+    _lake_frame,
     _where,
     current_store,
+    lake_snapshot,
     viewer,
 )
 from dashboards.data.prose import explain
@@ -79,6 +82,68 @@ def violations_detail(
     done = acks.acknowledged(current_store().acks, acks.AlertKind.VIOLATION)
     frame["acknowledged"] = frame["violation_id"].isin(done)
     return frame
+
+
+LIVE_LIMIT = 200  # rows the live panel lists (newest first); `count` says how many there are
+LIVE_COLUMNS = [
+    "occurred_at", "table_id", "round_id", "rule_id", "rule_text", "check_name", "dealer_id",
+    "evidence", "violation_id",
+]  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
+class LiveViolations:
+    """Critical violations the lake committed after snapshot `since` (the one the shown build
+    was made from), up to snapshot `until` (the lake's latest), newest first."""
+
+    rows: pd.DataFrame  # LIVE_COLUMNS, at most LIVE_LIMIT rows
+    count: int  # all of them (matching the filters)
+    since: int
+    until: int
+    expired: bool = False  # the lake no longer keeps snapshot `since` + 1: nothing can be said
+
+
+def live_critical_violations(f: Filters, since: int, *, limit: int = LIVE_LIMIT) -> LiveViolations:
+    """Critical violations committed to the lake after snapshot `since`, read live from the
+    lake's change feed (not the marts): `table_insertions` reads only the data files holding rows
+    committed between `since` + 1 and the latest snapshot (the catalog says which; a file lake
+    maintenance merged records each row's snapshot, and may hold older rows too), never the
+    whole table, so it stays cheap however many rows the lake holds. Honours the game, table
+    and dealer filters; not the dates or shifts (everything since the build is shown). A viewer
+    who may not see the Integrity page gets no row; money in the evidence is taken out as everywhere
+    (`redact`). LakeAway when the lake cannot be read."""
+    empty = pd.DataFrame(columns=LIVE_COLUMNS)
+    until = lake_snapshot()
+    if "integrity" not in viewer().pages or until <= since:
+        return LiveViolations(rows=empty, count=0, since=since, until=until)
+    clauses = ["severity = 'critical'"]
+    params: list[object] = [since + 1, until]
+    for column, values in (("game", f.games), ("table_id", f.tables), ("dealer_id", f.dealers)):
+        if values:
+            clauses.append(f"{column} IN (SELECT UNNEST(?))")
+            params.append(tuple(values))
+    try:
+        frame = _lake_frame(
+            f"""
+            SELECT occurred_at, table_id, round_id, rule_id, check_name, dealer_id, evidence,
+                   violation_id, count(*) OVER () AS matching
+            FROM lake.table_insertions('violations', ?, ?)
+            WHERE {" AND ".join(clauses)}
+            ORDER BY occurred_at DESC, violation_id LIMIT ?
+            """,
+            [*params, limit],
+        )
+    except duckdb.InvalidInputException:  # snapshots since the build expired by maintenance
+        return LiveViolations(rows=empty, count=0, since=since, until=until, expired=True)
+    count = _int(frame["matching"].iloc[0]) if not frame.empty else 0
+    frame = frame.drop(columns=["matching"])
+    frame.insert(4, "rule_text", [text_of(str(r)) for r in frame["rule_id"]])
+    return LiveViolations(
+        rows=frame[[c for c in LIVE_COLUMNS if c in frame.columns]],
+        count=count,
+        since=since,
+        until=until,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
