@@ -354,14 +354,24 @@ def _run_workers(workers: int, metrics_port: int | None = None) -> int:
     required=True,
     help="A NEW lake folder to rebuild into (must not exist).",
 )
+@click.option(
+    "--catalog",
+    "catalog_url",
+    default=None,
+    help="Keep the new lake's catalog in this empty PostgreSQL database "
+    "(postgres://user@host:port/database; password from PGPASSWORD) instead of a SQLite file "
+    "in the folder. The configured lake_catalog is not used: replay never touches a live lake.",
+)
 @click.option("--topic", default=None, help="Topic to replay (default: configured kafka_topic).")
 @click.option("--idle", default=5.0, show_default=True, help="Seconds of silence that end it.")
 @_log_format_option
-def replay(lake_path: Path, topic: str | None, idle: float, log_format: str) -> None:
+def replay(
+    lake_path: Path, catalog_url: str | None, topic: str | None, idle: float, log_format: str
+) -> None:
     """Rebuild every derived table from offset 0 into a fresh lake; print a hash per table.
 
-    Two replays of the same topic print the same hashes: the derived tables are a pure
-    function of the events. Uses a throw-away consumer group, so the live consumer's
+    Two replays of the same topic print the same hashes, on either catalog: the derived tables
+    are a pure function of the events. Uses a throw-away consumer group, so the live consumer's
     group is untouched.
     """
     from consumers.kafka_source import ConsumeOptions, run_consumer
@@ -373,9 +383,13 @@ def replay(lake_path: Path, topic: str | None, idle: float, log_format: str) -> 
         raise click.BadParameter(
             f"{lake_path} exists; replay builds a fresh lake", param_hint="--lake"
         )
+    store = lakes.Lake(root=lake_path, catalog_url=_fresh_catalog(catalog_url))
     _logging(False, log_format)
     settings = get_settings()
-    sink = LakeSink(lakes.Lake(root=lake_path))
+    try:
+        sink = LakeSink(store)
+    except lakes.LakeError as exc:
+        raise click.ClickException(str(exc)) from None
     try:
         run_consumer(
             Pipeline(sink, policy=_policy(settings)),
@@ -392,6 +406,27 @@ def replay(lake_path: Path, topic: str | None, idle: float, log_format: str) -> 
         click.echo(json.dumps(content_hashes(sink.con), indent=2, sort_keys=True))
     finally:
         sink.close()
+
+
+def _fresh_catalog(url: str | None) -> str | None:
+    """`url` checked, naming a database that holds no lake yet (else bad usage)."""
+    if url is None:
+        return None
+    from infra.catalog_url import check_catalog_url, redact
+
+    try:
+        url = check_catalog_url(url)
+        holds = lakes.Lake(root=Path("."), catalog_url=url).exists
+    except ValueError as exc:
+        raise click.BadParameter(redact(str(exc)), param_hint="--catalog") from None
+    except lakes.LakeError as exc:
+        raise click.ClickException(str(exc)) from None
+    if holds:
+        raise click.BadParameter(
+            f"{redact(url)} already holds a lake; replay builds a fresh one",
+            param_hint="--catalog",
+        )
+    return url
 
 
 @click.command()

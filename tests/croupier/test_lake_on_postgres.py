@@ -162,3 +162,38 @@ def test_a_catalog_url_that_is_not_one_is_refused_without_showing_it(url: str) -
     with pytest.raises(ValueError) as refused:
         check_catalog_url(url)
     assert "pw" not in str(refused.value).replace("password", "")
+
+
+@pytest.mark.kafka
+def test_a_replay_into_a_postgres_catalog_prints_the_hashes_of_one_into_sqlite(
+    kafka_bootstrap: str, topic_name: str, postgres_database: str, tmp_path: Path
+) -> None:
+    from tests.consumers.helpers import night, publish_raw
+
+    publish_raw(kafka_bootstrap, topic_name, night(tables=2, hours=1, seed=29).messages)
+    env = {k: v for k, v in os.environ.items() if k != "CROUPIER_LAKE_CATALOG"}
+    env["KAFKA_BOOTSTRAP_SERVERS"] = kafka_bootstrap
+
+    def replay(folder: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "croupier", "replay", "--lake", str(tmp_path / folder),
+             "--topic", topic_name, "--idle", "4", *extra],
+            env=env, capture_output=True, text=True, timeout=600, cwd=Path(__file__).parents[2],
+        )  # fmt: skip
+
+    on_sqlite = replay("sqlite")
+    on_pg = replay("pg", "--catalog", postgres_database)
+    assert on_sqlite.returncode == 0 and on_pg.returncode == 0, on_sqlite.stderr + on_pg.stderr
+    hashes = json.loads(on_pg.stdout)
+    assert hashes == json.loads(on_sqlite.stdout)
+    assert int(hashes["settlements"].split(":")[0]) > 100
+    assert not (tmp_path / "pg" / "catalog.sqlite").exists()
+    password = split_password(postgres_database)[1]
+    assert password and password not in on_pg.stdout + on_pg.stderr
+
+    again = replay("pg-again", "--catalog", postgres_database)  # that database holds a lake now
+    assert again.returncode == 2 and "already holds a lake" in again.stderr, again.stderr
+    assert password not in again.stderr
+    bad = replay("bad", "--catalog", "postgresql://nobody@127.0.0.1:1/x?password=oops")
+    assert bad.returncode == 2 and "oops" not in bad.stderr, bad.stderr
+    assert not (tmp_path / "pg-again").exists() and not (tmp_path / "bad").exists()
