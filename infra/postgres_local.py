@@ -13,6 +13,7 @@ PostgreSQL refuses to run as root: as root, the cluster belongs to the `postgres
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pwd
 import secrets
@@ -227,7 +228,18 @@ def create_database(server: LocalPostgres, name: str) -> str:
 
 def start(server: LocalPostgres, *, timeout: float = 60.0) -> tuple[int, bool]:
     """Start the server (a new cluster the first time) unless it already runs, with its
-    database; return (pid, started_now)."""
+    database; return (pid, started_now). Two starts at once (two shells, services started
+    together) take turns: the second finds the server the first started."""
+    server.home.mkdir(parents=True, exist_ok=True)
+    with (server.home / ".start.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released by the kernel if this process dies
+        try:
+            return _start(server, timeout=timeout)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _start(server: LocalPostgres, *, timeout: float) -> tuple[int, bool]:
     pid = running_pid(server)
     if pid is not None:
         return pid, False

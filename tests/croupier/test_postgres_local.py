@@ -136,6 +136,19 @@ def test_a_relative_data_folder_works_and_a_lost_password_is_a_clear_error(home:
         postgres_local.stop(server)
 
 
+def test_two_first_starts_at_once_take_turns_and_one_server_runs(home: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "CROUPIER_DATA_DIR": str(home), "CROUPIER_LOCAL_POSTGRES_PORT": str(port)}
+    command, pipe = [sys.executable, "-m", "croupier", "postgres", "start"], subprocess.PIPE
+    both = [
+        subprocess.Popen(command, env=env, stdout=pipe, stderr=pipe, text=True) for _ in range(2)
+    ]
+    results = [p.communicate(timeout=180) for p in both]
+    assert [p.returncode for p in both] == [0, 0], results
+    server = postgres_local.LocalPostgres(home=home / "postgres", port=port)
+    assert postgres_local.running_pid(server) is not None and postgres_local.answers(server)
+
+
 def test_a_taken_port_is_a_clear_error(home: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
