@@ -111,7 +111,7 @@ def _postgres_catalog_exists(url: str) -> bool:
         con.execute(f"ATTACH '{_quote(pass_password(url))}' AS pg (TYPE postgres, READ_ONLY)")
         (found,) = con.execute(
             "SELECT count(*) FROM pg.information_schema.tables "
-            "WHERE table_name = 'ducklake_metadata'"
+            "WHERE table_name = 'ducklake_metadata' AND table_schema = 'public'"
         ).fetchone() or (0,)
     except duckdb.Error as exc:
         raise LakeError(f"the lake's catalog server: {redact(str(exc))}") from None

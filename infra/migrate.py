@@ -6,7 +6,8 @@ watermarks), the lake's identity, its stream binding and the Kafka offsets commi
 rows are the same on the new catalog, and consumption continues where it stopped. The Parquet
 files are copied to the new lake's data folder (their catalog paths are relative to it).
 
-Safe by construction: the source is only read; the target's catalog rows are written in one
+Safe by construction: the source's catalog and files are only read (a lock file of ours and
+SQLite's WAL files appear beside them); the target's catalog rows are written in one
 PostgreSQL transaction, committed only after the files are copied and the source is known not
 to have moved meanwhile (its latest snapshot is read again just before the commit); a failure
 leaves the target's catalog as it was and removes the files this run copied. The result is then
@@ -73,7 +74,9 @@ def migrate(
             con.execute("BEGIN TRANSACTION")
             _copy_catalog(con, target)
             copied = _copy_files(source.data_path, target.data_path, on_file)
-            if _latest_snapshot(source) != snapshot:
+            _check_files(con, target)
+            expected = table_hashes(source)
+            if expected.pop(SNAPSHOT) != str(snapshot) or _latest_snapshot(source) != snapshot:
                 raise MigrationError(
                     f"{source.where} was written during the migration: stop its consumers "
                     "(and anything else writing to it), then run the migration again"
@@ -86,10 +89,20 @@ def migrate(
                 path.unlink(missing_ok=True)
             if isinstance(exc, duckdb.Error):
                 raise MigrationError(f"migration failed: {redact(str(exc))}") from None
+            if isinstance(exc, OSError):
+                raise MigrationError(f"migration failed: {exc}; nothing was written") from None
             raise
         finally:
             con.close()
-    tables = _verify(source, target)
+    try:
+        tables = _verify(expected, target)
+    except BaseException as exc:  # committed: say so, and how to start again
+        reason = str(exc) if isinstance(exc, MigrationError) else type(exc).__name__
+        raise MigrationError(
+            f"the copy was committed but not verified ({reason}): do not use it. To start "
+            f"again, drop and create the database {redact(target.catalog_url or '')} and "
+            f"remove {target.root}"
+        ) from None
     return Migrated(
         snapshot_id=snapshot,
         tables=tables,
@@ -106,13 +119,18 @@ def _check(source: lakes.Lake, target: lakes.Lake) -> None:
         raise MigrationError(f"no lake at {source.where}")
     if not target.on_postgres:
         raise MigrationError("the target must be a PostgreSQL catalog (postgres://…)")
-    if target.root.resolve() == source.root.resolve():
+    old, new = source.root.resolve(), target.root.resolve()
+    if old == new or old.is_relative_to(new) or new.is_relative_to(old):
         raise MigrationError(
-            "the new lake needs a folder of its own (--to-lake): two catalogs over one data "
-            "folder would each delete the other's files when maintained"
+            "the new lake needs a folder of its own, neither inside the source lake's folder "
+            "nor holding it (--to-lake): the source's maintenance would delete the files of a "
+            "lake inside it as orphans, and two catalogs over one folder each other's"
         )
     if any(p.is_file() for p in target.data_path.rglob("*")):
-        raise MigrationError(f"{target.data_path} is not empty: nothing was written")
+        raise MigrationError(
+            f"{target.data_path} is not empty (another lake's files, or those a killed "
+            "migration left: remove them if so): nothing was written"
+        )
     if target.exists and _holds_lake(target):
         raise MigrationError(
             f"the catalog {redact(target.catalog_url or '')} already holds a lake: "
@@ -163,7 +181,8 @@ def _latest_snapshot(source: lakes.Lake) -> int:
 def _tables(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, list[str]]:
     rows = con.execute(
         "SELECT table_name, list(column_name ORDER BY column_index) FROM duckdb_columns() "
-        "WHERE database_name = ? AND table_name LIKE 'ducklake%' GROUP BY table_name",
+        "WHERE database_name = ? AND schema_name IN ('main', 'public') "
+        "AND table_name LIKE 'ducklake%' GROUP BY table_name",
         [database],
     ).fetchall()
     return {str(name): list(columns) for name, columns in rows}
@@ -206,7 +225,7 @@ def _copy_files(source: Path, target: Path, on_file: Callable[[int], None] | Non
     """Copy every file under `source` to the same place under `target`, each fsynced."""
     copied: list[Path] = []
     try:
-        for folder, _, names in os.walk(source):
+        for folder, _, names in os.walk(source, followlinks=True):
             for name in sorted(names):
                 origin = Path(folder) / name
                 destination = target / origin.relative_to(source)
@@ -224,35 +243,69 @@ def _copy_files(source: Path, target: Path, on_file: Callable[[int], None] | Non
     return copied
 
 
+def _check_files(con: duckdb.DuckDBPyConnection, target: lakes.Lake) -> None:
+    """Every data and delete file the copied catalog names is in the target's folder (a file
+    the walk could not reach, a symlink that led nowhere, is found here, before the commit)."""
+    missing = []
+    for kind in ("data", "delete"):
+        rows = con.execute(
+            f"SELECT DISTINCT s.path, s.path_is_relative, t.path, t.path_is_relative, f.path, "
+            f"f.path_is_relative FROM {_TARGET}.ducklake_{kind}_file f "
+            f"JOIN {_TARGET}.ducklake_table t ON t.table_id = f.table_id "
+            f"JOIN {_TARGET}.ducklake_schema s ON s.schema_id = t.schema_id "
+            "WHERE f.end_snapshot IS NULL AND t.end_snapshot IS NULL"
+        ).fetchall()
+        for schema, schema_relative, table, table_relative, name, name_relative in rows:
+            path = Path(name)
+            if name_relative:
+                folder = Path(table)
+                if table_relative:
+                    base = Path(schema)
+                    folder = (target.data_path / base if schema_relative else base) / folder
+                path = folder / path
+            if not path.is_file():
+                missing.append(str(path))
+    if missing:
+        raise MigrationError(
+            f"{len(missing)} file(s) the catalog names could not be copied (a symlink that "
+            f"leads nowhere, a folder out of reach?), e.g. {missing[0]}: nothing was written"
+        )
+
+
+SNAPSHOT = "(snapshot)"
+
+
 def table_hashes(lake: lakes.Lake) -> dict[str, str]:
-    """Rows and MD5 of every table of the lake, each row with its row id: equal hashes mean
-    equal rows in equal row-id order (what the marts' incremental watermarks rely on)."""
+    """Rows and a hash of every table of the lake, each row with its row id (what the marts'
+    incremental watermarks rely on), and its latest snapshot under SNAPSHOT. Streaming: two
+    order-free aggregates of each row's 64-bit hash, in constant memory whatever the size."""
     con = lakes.connect(lake, read_only=True)
     try:
         hashes = {}
         for name in lakes.table_counts(con):
             schema, table = name.split(".", 1)
             row = con.execute(
-                "SELECT count(*), md5(coalesce(string_agg(r, chr(10) ORDER BY r), '')) FROM "
-                f'(SELECT CAST((rowid, t) AS VARCHAR) AS r FROM "{schema}"."{table}" AS t)'
+                "SELECT count(*), coalesce(bit_xor(h), 0), coalesce(sum(h::HUGEINT), 0) FROM "
+                f'(SELECT hash(CAST((rowid, t) AS VARCHAR)) AS h FROM "{schema}"."{table}" t)'
             ).fetchone()
-            count, digest = row if row else (0, "")
-            hashes[name] = f"{count}:{digest}"
-        hashes["(snapshot)"] = str(lakes.current_snapshot(con))
+            count, xor, total = row if row else (0, 0, 0)
+            hashes[name] = f"{count}:{xor:016x}:{total:x}"
+        hashes[SNAPSHOT] = str(lakes.current_snapshot(con))
         return hashes
     finally:
         con.close()
 
 
-def _verify(source: lakes.Lake, target: lakes.Lake) -> dict[str, int]:
-    before, after = table_hashes(source), table_hashes(target)
-    if before != after:
-        differ = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
-        raise MigrationError(
-            f"the copy differs from the source in {', '.join(differ)}: keep using the source "
-            f"lake; the target {target.where} is not to be used"
+def _verify(expected: dict[str, str], target: lakes.Lake) -> dict[str, int]:
+    """The target's table hashes against the source's (`expected`, without its snapshot)."""
+    found = table_hashes(target)
+    found.pop(SNAPSHOT)
+    if found != expected:
+        differ = sorted(
+            k for k in expected.keys() | found.keys() if expected.get(k) != found.get(k)
         )
-    return {k: int(v.split(":")[0]) for k, v in after.items() if k != "(snapshot)"}
+        raise MigrationError(f"the copy differs from the source in {', '.join(differ)}")
+    return {k: int(v.split(":")[0]) for k, v in found.items()}
 
 
 def _quote(text: str) -> str:

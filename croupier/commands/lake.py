@@ -47,6 +47,7 @@ def lake() -> None:
 def init(lake_path: Path | None) -> None:
     """Create the lake (or open an existing one) and its tables; extensions install offline."""
     from consumers.schema import create_tables
+    from consumers.sink import retry_when_locked
 
     store = lakes.from_settings(lake_path)
     try:
@@ -55,7 +56,8 @@ def init(lake_path: Path | None) -> None:
     except lakes.LakeError as exc:
         raise click.ClickException(str(exc)) from exc
     try:
-        create_tables(con)
+        # several inits (services started together) may race to create the tables: again
+        retry_when_locked(lambda: create_tables(con), conflicts=True)
     finally:
         con.close()
     click.echo(f"{'Opened existing' if existed else 'Created'} lake at {store.where}")
@@ -221,14 +223,21 @@ def migrate(lake_path: Path | None, catalog_url: str, target_path: Path, as_json
         url = check_catalog_url(catalog_url)
     except ValueError as exc:
         raise click.BadParameter(redact(str(exc)), param_hint="--to") from None
-    source = existing_lake(lake_path)
-    target = lakes.Lake(root=target_path, catalog_url=url)
-    total = sum(f.stat().st_size for f in source.data_path.rglob("*") if f.is_file())
+    from infra.config import get_settings
+
+    # The source is a SQLite-catalog lake whatever lake_catalog says (that may be the target).
+    source = lakes.Lake(root=lake_path or get_settings().lake_dir)
+    if not source.catalog.is_file():
+        raise click.UsageError(f"no lake with a SQLite catalog at {source.root}")
+    target = lakes.Lake(root=target_path.resolve(), catalog_url=url)
     try:
+        total = sum(f.stat().st_size for f in source.data_path.rglob("*") if f.is_file())
         with click.progressbar(length=total, label="copying data files", file=sys.stderr) as bar:
             report = copy_lake(source, target, on_file=bar.update)
-    except (lakes.LakeError, MaintenanceBusy) as exc:
-        raise click.ClickException(str(exc)) from None
+    except (lakes.LakeError, MaintenanceBusy, OSError) as exc:
+        raise click.ClickException(redact(str(exc))) from None
+    except duckdb.Error as exc:
+        raise click.ClickException(f"migration failed: {redact(str(exc))}") from None
     summary = {
         "from": source.where,
         "to": target.where,
@@ -250,7 +259,7 @@ def migrate(lake_path: Path | None, catalog_url: str, target_path: Path, as_json
         click.echo(f"  {name:<40} {rows:>12,} rows")
     click.echo(
         "Use it: CROUPIER_LAKE_CATALOG=<the URL> CROUPIER_LAKE_PATH="
-        f"{target_path} (the source lake is unchanged; delete it yourself when done)"
+        f"{target.root} (the source lake is unchanged; delete it yourself when done)"
     )
 
 

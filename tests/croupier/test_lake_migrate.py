@@ -138,9 +138,11 @@ def test_what_migrate_refuses_it_refuses_with_a_clear_error_and_writes_nothing(
 ) -> None:
     source = _night_lake(tmp_path)
     env = sqlite_env(CROUPIER_LAKE_PATH=str(source.root))
-    same = croupier("lake", "migrate", "--to", postgres_database, "--to-lake", str(source.root),
-                    env=env)  # fmt: skip
-    assert same.returncode == 1 and "folder of its own" in same.stderr, same.stderr
+    for inside in (source.root, source.root / "data" / "new", tmp_path):  # same, in, around
+        same = croupier("lake", "migrate", "--to", postgres_database, "--to-lake", str(inside),
+                        env=env)  # fmt: skip
+        assert same.returncode == 1 and "folder of its own" in same.stderr, same.stderr
+    assert not (source.root / "data" / "new").exists()
     bad = croupier("lake", "migrate", "--to", "mysql://x@h/db", "--to-lake", str(tmp_path / "t"),
                    env=env)  # fmt: skip
     assert bad.returncode == 2 and "PostgreSQL URL" in bad.stderr, bad.stderr
@@ -163,3 +165,45 @@ def test_what_migrate_refuses_it_refuses_with_a_clear_error_and_writes_nothing(
     assert again.returncode == 1 and "already holds a lake" in again.stderr, again.stderr
     assert not (tmp_path / "t2" / "data").exists() or not any((tmp_path / "t2" / "data").iterdir())
     assert "Traceback" not in same.stderr + occupied.stderr + again.stderr
+
+
+def test_a_symlinked_folder_of_the_source_is_copied_and_parallel_inits_make_one_lake(
+    postgres_database: str, tmp_path: Path
+) -> None:
+    source = _night_lake(tmp_path)
+    events = source.data_path / "main" / "events"
+    aside = tmp_path / "elsewhere" / "events"
+    aside.parent.mkdir()
+    os.rename(events, aside)
+    events.symlink_to(aside)
+    target = lakes.Lake(root=tmp_path / "target", catalog_url=postgres_database)
+    done = migration.migrate(source, target)
+    assert done.tables["main.events"] > 0
+    assert not (target.data_path / "main" / "events").is_symlink()  # a copy, not the link
+    os.rename(aside, tmp_path / "elsewhere" / "gone")  # the source's events out of reach
+    con = lakes.connect(target, read_only=True)
+    try:
+        (count,) = con.execute("SELECT count(*) FROM events WHERE payload IS NOT NULL").fetchone()
+    finally:
+        con.close()
+    assert count == done.tables["main.events"]
+
+
+def test_three_lake_inits_at_once_on_one_new_postgres_database_make_one_lake(
+    postgres_database: str, tmp_path: Path
+) -> None:
+    env = sqlite_env(CROUPIER_LAKE_CATALOG=postgres_database, CROUPIER_LAKE_PATH=str(tmp_path))
+    inits = [
+        subprocess.Popen([sys.executable, "-m", "croupier", "lake", "init"], env=env, cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]  # fmt: skip
+    outcomes = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in inits]
+    assert [code for code, _ in outcomes] == [0, 0, 0], outcomes
+    con = lakes.connect(lakes.Lake(root=tmp_path, catalog_url=postgres_database), read_only=True)
+    try:
+        tables = lakes.table_counts(con)
+    finally:
+        con.close()
+    assert {"main.events", "main.violations", "main.lake_identity"} <= set(tables)
+    assert tables["main.lake_identity"] == 1
