@@ -20,12 +20,13 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import time
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pandas as pd
@@ -33,6 +34,9 @@ import pyarrow as pa
 import streamlit as st
 
 from dashboards import acks, auth
+
+if TYPE_CHECKING:
+    from infra.lake import Lake
 
 # Results are cached this long; the cache key also holds the published marts snapshot (read from
 # the small pointer file on each query), so a newly published build shows at once.
@@ -75,15 +79,36 @@ def current_store() -> Store:
     from infra.marts import default_marts_path
 
     lake = lakes.from_settings()
+    return Store(
+        marts=default_marts_path(lake),
+        lake=lake.root if _lake_found(lake) else None,
+        acks=acks.default_path(),
+    )
+
+
+# On PostgreSQL, whether the lake is there is a connection to its catalog's server (~0.2 s, or
+# PGCONNECT_TIMEOUT when the server does not answer) and every query asks (10-20 a page run):
+# the answer is kept this long (seconds; found, away). A SQLite catalog is a file, asked each time.
+LAKE_PRESENCE_TTL = (5.0, 30.0)
+_lake_presence: dict[tuple[str, str], tuple[float, bool]] = {}
+
+
+def _lake_found(lake: Lake) -> bool:
+    """Whether `lake` exists; False when its catalog's server is away."""
+    from infra import lake as lakes
+
+    if lake.catalog_url is None:
+        return lake.exists
+    key = (str(lake.root), lake.catalog_url)
+    seen = _lake_presence.get(key)
+    if seen is not None and time.monotonic() < seen[0]:
+        return seen[1]
     try:
         found = lake.exists
     except lakes.LakeError:  # the catalog's server is away: the pages read the marts alone
         found = False
-    return Store(
-        marts=default_marts_path(lake),
-        lake=lake.root if found else None,
-        acks=acks.default_path(),
-    )
+    _lake_presence[key] = (time.monotonic() + LAKE_PRESENCE_TTL[0 if found else 1], found)
+    return found
 
 
 @dataclass(frozen=True, kw_only=True)
