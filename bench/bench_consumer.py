@@ -56,7 +56,10 @@ def messages(count: int, seed: int = 1) -> Iterator[Message]:
         for msg in simulate(tables=4, hours=12, seed=seed + night):
             if produced == count:
                 return
-            # Later nights reuse table ids; give them their own so each table's seq is clean.
+            # Later nights reuse table and round ids; give them their own, so each table's seq
+            # is clean and no round is a replay of an earlier night's (EVT-DUP round_replayed:
+            # half the rounds were, skipped as replays, and every consumer process but the one
+            # that saw the original looked each up in the lake).
             yield (
                 msg
                 if night == 0
@@ -65,6 +68,9 @@ def messages(count: int, seed: int = 1) -> Iterator[Message]:
                     value=msg.value.replace(
                         f'"table_id":"{msg.key}"'.encode(),
                         f'"table_id":"{msg.key}-n{night}"'.encode(),
+                    ).replace(
+                        f'"round_id":"{msg.key}-R'.encode(),
+                        f'"round_id":"{msg.key}-n{night}-R'.encode(),
                     ),
                 )
             )

@@ -8,7 +8,6 @@ the marts and the panel says the lake is away."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -23,8 +22,6 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from consumers.pipeline import Pipeline, RawMessage
-from consumers.sink import LakeSink
 from dashboards import auth
 from infra import lake as lakes
 from infra import postgres_local
@@ -36,9 +33,9 @@ from tests.dashboards.browser import MANAGER, SURVEILLANCE, write_users
 from tests.dashboards.test_live_violations import (
     LIVE_SECONDS,
     LIVE_TITLE,
-    Committed,
     _live_markdown,
     _panel_frame,
+    commit_critical,
 )
 from tests.dashboards.test_pages import _logged_in, _metrics, _nothing_wrong, _shown, _visit
 
@@ -167,37 +164,6 @@ def _lake_figures(stores: PgStores) -> dict[str, int]:
 def _money(cents: int) -> str:
     sign = "-" if cents < 0 else ""
     return f"{sign}S/ {abs(cents) // 100:,}.{abs(cents) % 100:02d}"
-
-
-def commit_critical(lake: lakes.Lake, nth: int) -> Committed:
-    """A critical violation committed to the PostgreSQL-catalog lake by the real consumer
-    pipeline, as tests/dashboards/test_live_violations.py does: the nth `round_started` event
-    (of a round without a violation) sent again with other content under its event_id, a
-    conflicting duplicate (EVT-DUP, critical)."""
-    reader = lakes.connect(lake, read_only=True)
-    try:
-        payload, key = reader.execute(
-            "SELECT payload, table_id FROM events WHERE event_type = 'round_started' "
-            "AND round_id NOT IN (SELECT round_id FROM violations WHERE round_id IS NOT NULL) "
-            "ORDER BY table_id, seq LIMIT 1 OFFSET ?",
-            [nth],
-        ).fetchall()[0]
-    finally:
-        reader.close()
-    event = json.loads(payload)
-    event["source_device"] = f"{event['table_id']}/tampered-{nth}"
-    sink = LakeSink(lake)
-    try:
-        pipeline = Pipeline(sink)
-        result = pipeline.handle([RawMessage(json.dumps(event).encode(), key.encode())])
-        pipeline.close()  # waits for the commit: the violation is durable in the lake
-    finally:
-        sink.close()
-    assert result.severities == {"critical": 1} and result.violations == {"EVT-DUP": 1}
-    return Committed(
-        game=event["game"], table_id=event["table_id"], round_id=event["round_id"],
-        rule_id="EVT-DUP",
-    )  # fmt: skip
 
 
 def test_revenue_and_integrity_show_the_numbers_of_the_postgres_catalog_lake(

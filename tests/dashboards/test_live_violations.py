@@ -87,11 +87,11 @@ def env(stores: Stores, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
     get_settings.cache_clear()
 
 
-def commit_critical(lake_root: Path, nth: int) -> Committed:
-    """A critical violation committed to the lake by the real consumer pipeline: the nth
+def commit_critical(lake: lakes.Lake, nth: int) -> Committed:
+    """A critical violation committed to `lake` by the real consumer pipeline: the nth
     `round_started` event (of a round without a violation) sent again with other content under
     its event_id, a conflicting duplicate (EVT-DUP, critical), as a tampered device would."""
-    reader = lakes.connect(lakes.Lake(root=lake_root), read_only=True)
+    reader = lakes.connect(lake, read_only=True)
     try:
         payload, key = reader.execute(
             "SELECT payload, table_id FROM events WHERE event_type = 'round_started' "
@@ -103,7 +103,7 @@ def commit_critical(lake_root: Path, nth: int) -> Committed:
         reader.close()
     event = json.loads(payload)
     event["source_device"] = f"{event['table_id']}/tampered-{nth}"
-    sink = LakeSink(lakes.Lake(root=lake_root))
+    sink = LakeSink(lake)
     try:
         pipeline = Pipeline(sink)
         result = pipeline.handle([RawMessage(json.dumps(event).encode(), key.encode())])
@@ -144,7 +144,7 @@ def test_a_violation_committed_after_the_build_shows_in_the_live_panel_without_a
     published = published_build(env.marts)
     assert "No critical violation since the last build." in [s.value for s in at.success]
 
-    new = commit_critical(env.lake, nth=3)
+    new = commit_critical(lakes.Lake(root=env.lake), nth=3)
     deadline = time.monotonic() + LIVE_SECONDS
     while new.round_id not in _live_markdown(at) and time.monotonic() < deadline:
         time.sleep(0.25)
@@ -196,7 +196,7 @@ def test_in_a_real_browser_the_open_page_shows_a_new_critical_violation_within_5
             page.get_by_role("heading", name=LIVE_TITLE).wait_for()
             loaded = page.evaluate("() => window.__croupier.doc")
 
-            new = commit_critical(stores.lake, nth=7)
+            new = commit_critical(lakes.Lake(root=stores.lake), nth=7)
             committed = time.monotonic()
             main = page.locator('[data-testid="stMain"]')
             with evidence_on_timeout(page, f"{new.round_id} in the live panel"):
