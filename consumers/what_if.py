@@ -253,7 +253,7 @@ def _open(store: lakes.Lake) -> Any:
     con = lakes.open_session(
         [store.attach_sql(read_only=True, snapshot=snapshot)], use=lakes.LAKE_ALIAS
     )
-    readonly.lock(con, [store.data_path])
+    readonly.lock(con, [store.data_location])
     missing = {"rounds", "settlements", "events", "jackpot_ledger"} - {
         name for (name,) in con.execute("SHOW TABLES").fetchall()
     }

@@ -22,6 +22,7 @@ from pydantic_settings import (
 )
 
 from infra.catalog_url import check_catalog_url
+from infra.storage import check_data_location
 
 # librdkafka security properties passed through from the environment unchanged, so a site's
 # SASL/SSL setup never needs code here. `KAFKA_SASL_USERNAME` -> `sasl.username`, and so on.
@@ -97,6 +98,13 @@ class Settings(BaseSettings):
         "without a password libpq reads PGPASSWORD or ~/.pgpass), shared by consumers on "
         "several machines; default: catalog.sqlite in the lake folder, one writing process. "
         "The lake folder then holds the data, which every process must reach.",
+    )
+    lake_data: str | None = Field(
+        default=None,
+        description="Where the lake's Parquet files go when not in the lake folder's data/: "
+        "a shared folder, or an S3-compatible URL (s3://bucket/prefix/; credentials from "
+        "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, and "
+        "AWS_ENDPOINT_URL for a server other than AWS). Fixed when the lake is made.",
     )
     marts_path: Path | None = Field(
         default=None,
@@ -191,6 +199,11 @@ class Settings(BaseSettings):
     @classmethod
     def _catalog(cls, value: str | None) -> str | None:
         return check_catalog_url(value) if value else None
+
+    @field_validator("lake_data")
+    @classmethod
+    def _data(cls, value: str | None) -> str | None:
+        return check_data_location(value) if value else None
 
     @field_validator("lake_snapshot_retention", "lake_file_grace")
     @classmethod

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import duckdb
 
+from infra import storage
 from infra.catalog_url import pass_password, redact, split_password
 
 LAKE_ALIAS = "lake"
@@ -25,6 +26,7 @@ _EXTENSIONS = {
     "ducklake": "ducklake",
     "sqlite": "sqlite_scanner",
     "postgres_scanner": "postgres_scanner",
+    "httpfs": "httpfs",
 }
 
 
@@ -43,18 +45,35 @@ class Lake:
     The catalog is `root/catalog.sqlite` (the embedded default, one writing process) or, with
     `catalog_url` (postgres://user[:password]@host:port/database), DuckLake's tables in that
     PostgreSQL database, which processes on several machines share; `root` then holds the
-    data (a folder every process reaches) and this machine's own state (event index, locks)."""
+    data (a folder every process reaches) and this machine's own state (event index, locks).
+    `data`, when given, is where the Parquet files go instead of `root/data`: another folder,
+    or an S3-compatible URL (`infra.storage`)."""
 
     root: Path
     catalog_url: str | None = None
+    data: str | None = None
 
     @property
     def catalog(self) -> Path:
         return self.root / "catalog.sqlite"
 
     @property
+    def data_remote(self) -> bool:
+        return self.data is not None and storage.is_remote(self.data)
+
+    @property
     def data_path(self) -> Path:
-        return self.root / "data"
+        """The data folder; LakeError when the data is in a bucket (no folder to walk)."""
+        if self.data_remote:
+            raise LakeError(f"the lake's data is at {self.data}, not in a folder")
+        return Path(self.data) if self.data is not None else self.root / "data"
+
+    @property
+    def data_location(self) -> str:
+        """DuckLake's DATA_PATH: the folder's absolute path or the bucket's URL, with a `/`."""
+        if self.data_remote:
+            return str(self.data)
+        return f"{self.data_path.resolve()}/"
 
     @property
     def on_postgres(self) -> bool:
@@ -62,10 +81,12 @@ class Lake:
 
     @property
     def where(self) -> str:
-        """The lake for messages: its folder, and its catalog's server (no password)."""
-        if self.catalog_url is None:
-            return str(self.root)
-        return f"{self.root} (catalog {redact(self.catalog_url)})"
+        """The lake for messages: its folder, its catalog's server (no password) and its
+        files' bucket."""
+        shown = [f"catalog {redact(self.catalog_url)}"] if self.catalog_url else []
+        if self.data_remote:
+            shown.append(f"data {self.data}")
+        return f"{self.root} ({', '.join(shown)})" if shown else str(self.root)
 
     @property
     def exists(self) -> bool:
@@ -86,7 +107,7 @@ class Lake:
     ) -> str:
         """The ATTACH statement for this lake; with `snapshot`, pinned at that snapshot id
         (DuckLake's `SNAPSHOT_VERSION`)."""
-        options = [f"DATA_PATH '{_quote(str(self.data_path.resolve()))}/'"]
+        options = [f"DATA_PATH '{_quote(self.data_location)}'"]
         if read_only:
             options.append("READ_ONLY")
         else:
@@ -174,7 +195,9 @@ def connect(
     if not lake.exists and not create:
         raise LakeError(f"no lake at {lake.where}: run `croupier lake init` first")
     if create:
-        lake.data_path.mkdir(parents=True, exist_ok=True)
+        lake.root.mkdir(parents=True, exist_ok=True)
+        if not lake.data_remote:
+            lake.data_path.mkdir(parents=True, exist_ok=True)
     attempt = 0
     while True:
         try:
@@ -211,10 +234,20 @@ def open_session(attach: Sequence[str], *, use: str) -> duckdb.DuckDBPyConnectio
         con.execute("LOAD sqlite_scanner")
         if any("ducklake:postgres:" in statement for statement in attach):
             con.execute("LOAD postgres_scanner")
+        if any(f"DATA_PATH '{scheme}" in s for s in attach for scheme in storage.REMOTE_SCHEMES):
+            try:
+                storage.configure(con)
+            except ValueError as exc:
+                raise LakeError(str(exc)) from None
         for statement in attach:
             try:
                 con.execute(statement)
             except duckdb.Error as exc:
+                if "does not match existing data path" in str(exc):
+                    raise LakeError(
+                        f"{redact(str(exc)).splitlines()[0]} Set lake_data (CROUPIER_LAKE_DATA) "
+                        "to the lake's data location."
+                    ) from None
                 if "ducklake:postgres:" not in statement:
                     raise
                 raise LakeError(f"the lake's catalog server: {redact(str(exc))}") from None
@@ -264,5 +297,7 @@ def from_settings(path: Path | None = None) -> Lake:
 
     settings = get_settings()
     return Lake(
-        root=path if path is not None else settings.lake_dir, catalog_url=settings.lake_catalog
+        root=path if path is not None else settings.lake_dir,
+        catalog_url=settings.lake_catalog,
+        data=settings.lake_data,
     )

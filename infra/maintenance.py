@@ -135,9 +135,17 @@ def index_watermarks(root: Path) -> dict[str, int]:
     return found
 
 
-def data_files(lake: lakes.Lake) -> FileCount:
-    """Parquet files in the data folder and their bytes."""
+def data_files(lake: lakes.Lake, con: duckdb.DuckDBPyConnection | None = None) -> FileCount:
+    """Parquet files in the data folder (or under the bucket's prefix, listed through `con`,
+    which has the lake attached) and their bytes."""
     count = FileCount()
+    if lake.data_remote:
+        if con is None:
+            raise lakes.LakeError("listing a bucket needs a connection with the lake attached")
+        pattern = f"{lake.data_location}**/*.parquet".replace("'", "''")
+        rows = con.execute(f"SELECT count(*), sum(size) FROM read_blob('{pattern}')").fetchall()
+        count.files, count.bytes = int(rows[0][0]), int(rows[0][1] or 0)
+        return count
     for dirpath, _, names in os.walk(lake.data_path):
         for name in names:
             if name.endswith(".parquet"):
@@ -200,7 +208,7 @@ def _maintain(
     # files must be `grace` old at the pass's start (see the module's docstring)
     since = datetime.now(UTC) - grace
     report = MaintenanceReport(lake=str(lake.root))
-    report.before = data_files(lake)
+    report.before = data_files(lake, con)
     meta = f'"__ducklake_metadata_{alias}"'
     name = alias.replace("'", "''")
 
@@ -247,12 +255,14 @@ def _maintain(
         if old:
             (root,) = con.execute(
                 f"SELECT value FROM {meta}.ducklake_metadata WHERE key = 'data_path'"
-            ).fetchone() or (str(lake.data_path),)
+            ).fetchone() or (lake.data_location,)
             con.execute(
                 f"DELETE FROM {scheduled} WHERE data_file_id IN "
                 f"({', '.join(str(int(i)) for i, _, _ in old)})"
             )
-            for _, path, relative in old:
+            # In a bucket there is nothing to unlink with: the files, no longer in the
+            # catalog, are orphans that step 6 deletes (written long before `since`).
+            for _, path, relative in [] if lake.data_remote else old:
                 with contextlib.suppress(FileNotFoundError):
                     (Path(root) / path if relative else Path(path)).unlink()
             report.obsolete_files_deleted += len(old)
@@ -272,7 +282,7 @@ def _maintain(
         count, oldest = kept.fetchall()[0]
         report.snapshots_kept, report.oldest_snapshot_kept = int(count), oldest
         report.live_files_after = live_files()
-        report.after = data_files(lake)
+        report.after = data_files(lake, con)
         report.seconds = round(time.monotonic() - started, 3)
         return report
 

@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 
 from infra import lake as lakes
+from infra import storage
 from infra.catalog_url import pass_password
 
 PROJECT_DIR = Path(__file__).resolve().parents[1] / "dbt_project"
@@ -371,6 +372,10 @@ def build_marts(
         args += ["--exclude", "resource_type:seed", "test_type:unit"]
     if quiet:
         args.append("--quiet")
+    try:
+        s3_settings = storage.endpoint_settings() if lake.data_remote else {}
+    except ValueError as exc:
+        raise BuildError(str(exc)) from None
     if lake.catalog_url is not None:
         pass_password(lake.catalog_url)  # into PGPASSWORD (and a connect timeout): dbt inherits
     env = {
@@ -379,6 +384,8 @@ def build_marts(
         # the catalog without its password, which libpq reads from PGPASSWORD: dbt's logs
         # never see it
         "CROUPIER_LAKE_CATALOG_PATH": lake.catalog_path(),
+        "CROUPIER_LAKE_DATA_PATH": lake.data_location,
+        "CROUPIER_S3_SETTINGS": json.dumps(s3_settings),
         "CROUPIER_MARTS_PATH": str(marts.resolve()),
         "CROUPIER_LAKE_SNAPSHOT": str(state.snapshot_id),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",

@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
 import duckdb
 
@@ -59,11 +58,11 @@ class Refused(Exception):
     """A statement a read-only session does not run; the message says why."""
 
 
-def lock(con: duckdb.DuckDBPyConnection, readable: Sequence[Path]) -> None:
+def lock(con: duckdb.DuckDBPyConnection, readable: Sequence[str]) -> None:
     """Lock `con` (its stores already attached): files only under `readable` (the attached
-    stores' data folders), no external access, configuration frozen."""
-    folders = [f"{folder.resolve()}/" for folder in readable]
-    con.execute("SET allowed_directories = ?", [folders])
+    stores' data locations: folders or bucket prefixes, each ending in `/`), no external
+    access, configuration frozen."""
+    con.execute("SET allowed_directories = ?", [list(readable)])
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
 

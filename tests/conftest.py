@@ -1,5 +1,6 @@
 """Shared fixtures: a real local Kafka broker (KRaft) for the session, and private ones on demand;
-a real PostgreSQL server for the session when a test asks for one.
+a real PostgreSQL server for the session when a test asks for one; an S3-compatible server
+(moto's) likewise.
 
 The session broker is started by the same code as `croupier kafka start`, on free ports in a
 temporary folder, unless KAFKA_BOOTSTRAP_SERVERS points at a broker that is already running;
@@ -18,6 +19,7 @@ import pytest
 from infra import kafka_local, postgres_local
 from infra.config import user_cache_dir
 from infra.kafka_local import free_port
+from tests import s3
 
 KAFKA_VERSION = os.environ.get("CROUPIER_LOCAL_KAFKA_VERSION", "4.1.1")
 
@@ -70,6 +72,21 @@ def postgres_server() -> Iterator[postgres_local.LocalPostgres]:
 def postgres_database(postgres_server: postgres_local.LocalPostgres) -> str:
     """The URL (with password) of a new database of this test's own on the session server."""
     return postgres_local.create_database(postgres_server, f"t_{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of an S3-compatible server for the session (tests make buckets of their own)."""
+    with s3.server(tmp_path_factory.mktemp("s3") / "moto.log") as url:
+        yield url
+
+
+@pytest.fixture
+def bucket(s3_endpoint: str) -> str:
+    """A new bucket of this test's own on the session's S3 server."""
+    name = f"lake-{uuid.uuid4().hex[:12]}"
+    s3.client(s3_endpoint).create_bucket(Bucket=name)
+    return name
 
 
 @pytest.fixture

@@ -82,6 +82,7 @@ def info(lake_path: Path | None, as_json: bool) -> None:
         report = {
             "lake": str(store.root),
             "catalog": redact(store.catalog_url) if store.catalog_url else "sqlite",
+            "data": store.data_location,
             "lake_id": made[0] if made else None,
             "created_at": made[1].isoformat() if made else None,
             "bound_to": vars(bound) if bound else None,
@@ -94,6 +95,7 @@ def info(lake_path: Path | None, as_json: bool) -> None:
         click.echo(json.dumps(report, indent=2))
         return
     click.echo(f"lake:      {report['lake']}\ncatalog:   {report['catalog']}")
+    click.echo(f"data:      {report['data']}")
     click.echo(f"snapshot:  {report['snapshot_id']}")
     click.echo(f"lake id:   {report['lake_id']} (created {report['created_at']})")
     click.echo(f"bound to:  {bound.describe() if bound else '(no stream yet)'}")
@@ -226,6 +228,10 @@ def migrate(lake_path: Path | None, catalog_url: str, target_path: Path, as_json
     from infra.config import get_settings
 
     # The source is a SQLite-catalog lake whatever lake_catalog says (that may be the target).
+    if get_settings().lake_data:
+        raise click.UsageError(
+            "lake migrate copies a lake whose files are in its folder's data/ (lake_data is set)"
+        )
     source = lakes.Lake(root=lake_path or get_settings().lake_dir)
     if not source.catalog.is_file():
         raise click.UsageError(f"no lake with a SQLite catalog at {source.root}")
@@ -302,12 +308,13 @@ def sql(lake_path: Path | None, query: str | None, fmt: str) -> None:
     try:
         if (store.root / PUBLISHED).is_file():  # a marts store: its last successful build
             con = connect_marts(store.root)
+            store = lakes.Lake(root=store.root)  # its data is its own folder's
         else:
             con = lakes.connect(store, read_only=True)
     except lakes.LakeError as exc:
         raise click.ClickException(str(exc)) from exc
     try:
-        readonly.lock(con, [store.data_path])
+        readonly.lock(con, [store.data_location])
         if query is not None:
             outcome = _run(con, query, fmt)
             if outcome:

@@ -9,8 +9,17 @@
             | replace("'", "''") -%}
         {%- set catalog = env_var('CROUPIER_LAKE_CATALOG_PATH', 'ducklake:sqlite:' ~ root
             ~ '/catalog.sqlite') | replace("'", "''") -%}
+        {%- set data = env_var('CROUPIER_LAKE_DATA_PATH', root ~ '/data/') | replace("'", "''") -%}
+        {#- files in a bucket: httpfs, and the endpoint `croupier build` read from
+            AWS_ENDPOINT_URL (infra/storage.py) as {setting: value} -#}
+        {%- if data.startswith('s3://') -%}
+            {%- do run_query('LOAD httpfs') -%}
+            {%- for name, value in fromjson(env_var('CROUPIER_S3_SETTINGS', '{}')).items() -%}
+                {%- do run_query('SET GLOBAL ' ~ name ~ ' = ' ~ tojson(value) | replace('"', "'")) -%}
+            {%- endfor -%}
+        {%- endif -%}
         {%- do run_query('DETACH lake') -%}
         {%- do run_query("ATTACH '" ~ catalog ~ "' AS lake (DATA_PATH '"
-            ~ root ~ "/data/', READ_ONLY, SNAPSHOT_VERSION " ~ (snapshot | int) ~ ")") -%}
+            ~ data ~ "', READ_ONLY, SNAPSHOT_VERSION " ~ (snapshot | int) ~ ")") -%}
     {%- endif -%}
 {%- endmacro %}

@@ -202,7 +202,7 @@ def _small_lake() -> tuple[Path, duckdb.DuckDBPyConnection, object]:
         con.execute("CREATE TABLE t AS SELECT range AS i FROM range(5)")
         con.close()
         con = lakes.connect(lakes.Lake(root=root), read_only=True)
-        readonly.lock(con, [lakes.Lake(root=root).data_path])
+        readonly.lock(con, [lakes.Lake(root=root).data_location])
         _SMALL.append((root, con, _held(root, con)))
     return _SMALL[0]
 

@@ -4,7 +4,8 @@ at both (the URL with its password). The Revenue and Integrity pages show the la
 Integrity page's live panel lists a critical violation the consumer pipeline commits to that
 lake after the build (and none from before), the password shows nowhere in what the pages
 render, and with the catalog's server away (a port where nothing listens) the pages still show
-the marts and the panel says the lake is away."""
+the marts and the panel says the lake is away. The first two also with the lake's files in an
+S3-compatible bucket (moto's server), as processes on several machines would share them."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from infra.catalog_url import split_password
 from infra.config import get_settings
 from infra.kafka_local import free_port
 from infra.marts import published_build
+from tests import s3
 from tests.dashboards.browser import MANAGER, SURVEILLANCE, write_users
 from tests.dashboards.test_live_violations import (
     LIVE_SECONDS,
@@ -40,6 +42,7 @@ from tests.dashboards.test_live_violations import (
 from tests.dashboards.test_pages import _logged_in, _metrics, _nothing_wrong, _shown, _visit
 
 ROOT = Path(__file__).resolve().parents[2]
+DATA_SETTING = "CROUPIER_LAKE_DATA"
 SEED = 2025  # one table of each game for an hour: a critical DEF-THP2 overpayment among them
 
 
@@ -50,10 +53,11 @@ class PgStores:
     lake: Path  # the lake's folder (its data; the catalog is on the server)
     marts: Path
     built_from: int  # the lake snapshot the build was made from
+    data: dict[str, str]  # the settings of where its files are (none: in its folder)
 
     @property
     def handle(self) -> lakes.Lake:
-        return lakes.Lake(root=self.lake, catalog_url=self.url)
+        return lakes.Lake(root=self.lake, catalog_url=self.url, data=self.data.get(DATA_SETTING))
 
 
 def _croupier(*args: str, env: dict[str, str]) -> None:
@@ -64,18 +68,17 @@ def _croupier(*args: str, env: dict[str, str]) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
-@pytest.fixture(scope="module")
-def pg_stores(
-    postgres_server: postgres_local.LocalPostgres, tmp_path_factory: pytest.TempPathFactory
+def _stores(
+    postgres_server: postgres_local.LocalPostgres, root: Path, data: dict[str, str]
 ) -> PgStores:
     """A night simulated, consumed into a lake with its catalog on the session's PostgreSQL
-    server (a database of this module's own) and built, all by the `croupier` commands."""
+    server (a database of its own) and built, all by the `croupier` commands; `data`: the
+    settings of where the lake's files go (none: its folder)."""
     url = postgres_local.create_database(postgres_server, f"t_{uuid.uuid4().hex[:12]}")
     password = split_password(url)[1]
     assert password
-    root = tmp_path_factory.mktemp("pg-dashboards")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CROUPIER_")}
-    env |= {
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "AWS_"))}
+    env |= data | {
         "CROUPIER_LAKE_CATALOG": url,
         "CROUPIER_LAKE_PATH": str(root / "lake"),
         "CROUPIER_MARTS_PATH": str(root / "marts"),
@@ -97,7 +100,31 @@ def pg_stores(
         lake=root / "lake",
         marts=root / "marts",
         built_from=published.lake_snapshot_id,
+        data=data,
     )
+
+
+@pytest.fixture(scope="module")
+def pg_stores(
+    postgres_server: postgres_local.LocalPostgres, tmp_path_factory: pytest.TempPathFactory
+) -> PgStores:
+    """The lake's files in its folder."""
+    return _stores(postgres_server, tmp_path_factory.mktemp("pg-dashboards"), {})
+
+
+@pytest.fixture(scope="module")
+def s3_stores(
+    postgres_server: postgres_local.LocalPostgres,
+    tmp_path_factory: pytest.TempPathFactory,
+    s3_endpoint: str,
+) -> PgStores:
+    """The lake's files in a bucket of the session's S3 server (the several-machines setup)."""
+    bucket = f"lake-{uuid.uuid4().hex[:12]}"
+    s3.client(s3_endpoint).create_bucket(Bucket=bucket)
+    data = s3.environment(s3_endpoint) | {"CROUPIER_LAKE_DATA": f"s3://{bucket}/lake/"}
+    stores = _stores(postgres_server, tmp_path_factory.mktemp("s3-dashboards"), data)
+    assert not list(stores.lake.rglob("*.parquet"))  # every file is in the bucket
+    return stores
 
 
 def _point_at(
@@ -109,14 +136,20 @@ def _point_at(
     monkeypatch.setenv("CROUPIER_DATA_DIR", str(tmp_path / "state"))
     monkeypatch.setenv(auth.USERS_ENV, str(write_users(tmp_path / "users.toml")))
     monkeypatch.delenv("PGPASSWORD", raising=False)  # set by reading the lake: put back after
+    for name, value in stores.data.items():
+        monkeypatch.setenv(name, value)
 
 
-@pytest.fixture
-def env(pg_stores: PgStores, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PgStores]:
-    """Settings pointing at the PostgreSQL-catalog lake and its marts."""
-    _point_at(monkeypatch, tmp_path, pg_stores, pg_stores.url)
+@pytest.fixture(params=["pg_stores", "s3_stores"], ids=["data-in-folder", "data-in-bucket"])
+def env(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[PgStores]:
+    """Settings pointing at the PostgreSQL-catalog lake (its files in its folder, or in a
+    bucket) and its marts."""
+    stores: PgStores = request.getfixturevalue(request.param)
+    _point_at(monkeypatch, tmp_path, stores, stores.url)
     get_settings.cache_clear()
-    yield pg_stores
+    yield stores
     get_settings.cache_clear()
 
 
