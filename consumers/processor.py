@@ -15,6 +15,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -143,6 +144,7 @@ class Processor:
         # Round ids started (as `round_key`s): recent ones, and this batch's index answers.
         self._recent_rounds: dict[int, None] = {}
         self._maybe_rounds: set[int] = set()
+        self._stored_rounds: set[int] = set()  # of the batch's maybe-rounds, those the lake has
         self._new_rounds: list[int] = []
 
     # -- state ---------------------------------------------------------------------------------
@@ -203,10 +205,23 @@ class Processor:
             if found is not None:
                 decoded.append((msg, *found))
         ids = [event.event_id.int for _, event, _ in decoded]
-        rounds = [round_key(e.round_id) for _, e, _ in decoded if type(e) is RoundStarted]
+        started = [e.round_id for _, e, _ in decoded if type(e) is RoundStarted]
+        rounds = [round_key(r) for r in started]
         maybe = self.index.seen(ids) if ids else []
         answers = self.round_index.seen(rounds) if rounds else []
         self._maybe_rounds = {k for k, m in zip(rounds, answers, strict=True) if m}
+        # Rounds the index may have seen but that are not among the recent ones: whether the
+        # lake stored their start, in one lookup for the batch (a device replaying a thousand
+        # old rounds costs one scan of the lake, not a thousand).
+        ask_rounds = {
+            r for r, k in zip(started, rounds, strict=True)
+            if k in self._maybe_rounds and k not in self._recent_rounds
+        }  # fmt: skip
+        self._stored_rounds = (
+            {round_key(r) for r in self._lookup_rounds(sorted(ask_rounds))}
+            if ask_rounds and self._lookup_rounds is not None
+            else set()
+        )
         # Ids the index may have seen but that are not among the recent ones: their stored
         # originals come from the lake, in one lookup for the batch.
         ask = [i for i, m in zip(ids, maybe, strict=True) if m and i not in recent]
@@ -655,7 +670,16 @@ class Processor:
     ) -> None:
         if round_id is not None and round_id == state.round_id:
             state.round_findings.append(finding)
-        out.add("violations", _violation_row(state, finding, round_id))
+        row = _violation_row(state, finding, round_id)
+        copies = 1
+        while row["violation_id"] in out.violation_ids:
+            # The same breach found again in the same event (the ids are the finding's hash):
+            # each its own row, numbered, so the ids stay unique and the same on a rerun.
+            copies += 1
+            again = replace(finding, evidence={**finding.evidence, "occurrence": copies})
+            row = _violation_row(state, again, round_id)
+        out.violation_ids.add(row["violation_id"])
+        out.add("violations", row)
 
     # -- table-level events --------------------------------------------------------------------
     def _table_event(self, state: TableState, event: Event, out: RowBatch) -> None:
@@ -673,7 +697,7 @@ class Processor:
         if key in self._recent_rounds:
             return True
         if key in self._maybe_rounds and (
-            self._lookup_rounds is None or round_id in self._lookup_rounds([round_id])
+            self._lookup_rounds is None or key in self._stored_rounds
         ):
             return True
         self._recent_rounds[key] = None

@@ -11,6 +11,7 @@ class RowBatch:
     """Rows for each derived table, in the order the processor produced them."""
 
     rows: dict[str, list[Any]] = field(default_factory=dict)
+    violation_ids: set[str] = field(default_factory=set)  # of the violations added
 
     def add(self, table: str, row: Any) -> None:
         self.rows.setdefault(table, []).append(row)

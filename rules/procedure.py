@@ -100,15 +100,21 @@ def duplicate_cards(rules: TableRules, events: Sequence[Event]) -> list[Finding]
     for event in events:
         if not isinstance(event, CardsDealt):
             continue
-        for card in event.cards:
+        for position, card in enumerate(event.cards):  # which of the event's cards it is
             if card == "Jk" and not rules.jokers_in_play:
                 findings.append(
-                    finding_at(event, rules.joker, "joker_in_play", Severity.CRITICAL, card=card)
-                )
+                    finding_at(
+                        event, rules.joker, "joker_in_play", Severity.CRITICAL,
+                        card=card, position=position,
+                    )
+                )  # fmt: skip
             elif card in seen:
                 findings.append(
-                    finding_at(event, "ALL-3", "duplicate_card", Severity.CRITICAL, card=card)
-                )
+                    finding_at(
+                        event, "ALL-3", "duplicate_card", Severity.CRITICAL,
+                        card=card, position=position,
+                    )
+                )  # fmt: skip
             seen.add(card)
     return findings
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -123,6 +123,67 @@ def test_dealer_hand_or_group_with_a_repeated_card_is_a_violation_not_a_crash(
     }
     assert touched <= critical
     assert_untouched_equal(clean, by_round(con), touched)
+
+
+def test_three_of_a_card_in_one_deal_are_violations_with_ids_of_their_own(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    """Three jokers in one Pai Gow group, three of a card in a Tripóker hand: each repeat is a
+    violation of its own (ALL-3), with its position; two once got the same violation_id, which
+    broke the marts' unique test on every later build."""
+    events = decode(CLEAN.messages)
+    group = find(events, lambda e: e["event_type"] == "cards_dealt" and e["game"] == "pai_gow", 10)
+    events[group]["cards"][:3] = ["Jk", "Jk", "Jk"]
+    hand = find(
+        events,
+        lambda e: (
+            e["event_type"] == "cards_dealt" and e["game"] == "tripoker" and len(e["cards"]) == 3
+        ),
+        7,
+    )
+    events[hand]["cards"][1:3] = [events[hand]["cards"][0]] * 2
+    con = settle(tmp_path, encode(events))
+    (rows, ids) = con.execute(
+        "SELECT count(*), count(DISTINCT violation_id) FROM violations"
+    ).fetchone() or (0, 0)
+    assert rows == ids
+    for event in (events[group], events[hand]):
+        positions = sorted(
+            json.loads(e)["position"]
+            for (e,) in con.execute(
+                "SELECT evidence FROM violations WHERE event_id = ? AND check_name = "
+                "'duplicate_card'",
+                [event["event_id"]],
+            ).fetchall()
+        )
+        assert positions == [1, 2]  # the second and third copies
+    assert violations(con, "EVT-ENGINE") == Counter()
+    touched = {events[group]["round_id"], events[hand]["round_id"]}
+    assert_untouched_equal(clean, by_round(con), touched)
+
+
+def test_the_same_breach_twice_in_one_event_gets_two_ids_the_same_on_a_rerun() -> None:
+    """Whatever check reports a breach twice alike: both rows kept, the second numbered."""
+    from consumers.processor import Processor
+    from consumers.rows import RowBatch
+    from consumers.state import TableState
+    from rules.procedure import Finding, Severity
+
+    finding = Finding(
+        rule_id="ALL-3", check="duplicate_card", severity=Severity.CRITICAL,
+        evidence={"card": "Jk"}, seq=7, event_id="e-7",
+    )  # fmt: skip
+    made = []
+    for _ in range(2):  # a rerun of the same input
+        out = RowBatch()
+        state = TableState(table_id="PG-01")
+        for _ in range(3):
+            Processor()._violation(state, out, finding, None)
+        made.append(out.rows["violations"])
+    ids = [row["violation_id"] for row in made[0]]
+    assert len(set(ids)) == 3
+    assert ids == [row["violation_id"] for row in made[1]]
+    assert [json.loads(r["evidence"]).get("occurrence") for r in made[0]] == [None, 2, 3]
 
 
 def test_a_bet_on_a_spot_the_game_does_not_take_is_never_settled_as_another(
@@ -260,6 +321,36 @@ def test_a_second_recording_of_the_same_tables_is_recognised_and_flagged_once(
     assert found == Counter({"EVT-SEQ/seq_back": 3, "EVT-DUP/round_replayed": 3}), found
     (stored,) = con.execute("SELECT count(DISTINCT event_id) FROM events").fetchone()
     assert stored == len(CLEAN.messages) + len(other.messages)  # new events, all kept
+
+
+def test_a_second_recording_after_a_restart_is_recognised_from_the_lake_in_one_lookup_a_batch(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settle(tmp_path, CLEAN.messages).close()  # a consumer that then stopped
+    other = night(tables=1, hours=2, seed=22, faults="none")  # same tables and round ids
+    asked: list[int] = []
+    lookup = LakeSink.lookup_rounds
+
+    def counted(sink: LakeSink, round_ids: Sequence[str]) -> set[str]:
+        asked.append(len(round_ids))
+        return lookup(sink, round_ids)
+
+    monkeypatch.setattr(LakeSink, "lookup_rounds", counted)
+    offset = len(CLEAN.messages)
+    raw = [
+        RawMessage(m.value, m.key.encode(), "table-events", 0, offset + i)
+        for i, m in enumerate(other.messages)
+    ]
+    batch = 500
+    con = settle(tmp_path, raw, batch=batch)  # a new consumer: only the lake knows the rounds
+    assert by_round(con) == clean  # none of its rounds is played again
+    found = violations(con)
+    assert found == Counter({"EVT-SEQ/seq_back": 3, "EVT-DUP/round_replayed": 3}), found
+    # the new consumer had not seen the first night's rounds: the lake answered for every one
+    # of them (each a replay), one lookup a batch at most
+    replays = sum(json.loads(m.value)["event_type"] == "round_started" for m in other.messages)
+    assert sum(asked) == replays > 100
+    assert len(asked) <= -(-len(raw) // batch)
 
 
 def test_the_same_recording_published_twice_adds_one_violation_per_table(
