@@ -2,17 +2,60 @@
 
 from __future__ import annotations
 
-from events.models import CommunityDealt, Decision, PlayerDecided, Spot
+from events.models import (
+    BetPlaced,
+    CardsDealt,
+    CommunityDealt,
+    Decision,
+    PlayerDecided,
+    Recipient,
+    RoundVoided,
+    Spot,
+)
 from games.base import RoundEvents, cards, dealt, stakes, started
 from games.holdem.profile import HoldemProfile
 from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
-from rules.procedure import Finding
+from rules.procedure import Finding, Severity, finding_at
 from rules.profile import Profile
 from rules.settlement import RoundError, RoundSettlement
 
 
 def round_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
-    return []  # Hold'em's procedures (decks alternating, THP-A2d) are checked at round start
+    """Hold'em's round procedures (the decks alternating, THP-A2d, is checked at round start).
+
+    A seat plays by its ante (DEF-THP1: the player folds, losing the ante, or calls 2 x
+    ante): a seat dealt hole cards or deciding with no ante in the round breaks it. The rules
+    engine settles the round without such a seat (its cards, its call and a progressive bet
+    win or lose nothing), so the money in its boxes is named here, or it would be nowhere.
+    One finding per seat, at its first such event; none for a voided round (ALL-5: nobody
+    played it)."""
+    if kinds.of(RoundVoided):
+        return []
+    anted = {b.seat for b in kinds.of(BetPlaced) if b.spot is Spot.ANTE}
+    first: dict[int, CardsDealt | PlayerDecided] = {}
+    for event in kinds.all:
+        if (
+            isinstance(event, (CardsDealt, PlayerDecided))
+            and event.seat is not None
+            and event.seat not in anted
+            and (isinstance(event, PlayerDecided) or event.recipient is Recipient.SEAT)
+        ):
+            first.setdefault(event.seat, event)
+    decided = {e.seat: e for e in kinds.of(PlayerDecided)}
+    return [
+        finding_at(
+            event, "DEF-THP1", "play_without_ante", Severity.MAJOR,
+            seat=seat,
+            decision=decided[seat].decision.value if seat in decided else None,
+            call_cents=decided[seat].amount_cents if seat in decided else None,
+            progressive_cents=sum(
+                b.amount_cents
+                for b in kinds.of(BetPlaced)
+                if b.seat == seat and b.spot is Spot.PROGRESSIVE
+            ),
+        )
+        for seat, event in sorted(first.items())
+    ]  # fmt: skip
 
 
 def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> RoundSettlement:

@@ -162,6 +162,58 @@ def test_three_of_a_card_in_one_deal_are_violations_with_ids_of_their_own(
     assert_untouched_equal(clean, by_round(con), touched)
 
 
+@pytest.mark.parametrize("removed", [("ante",), ("ante", "progressive")])
+def test_a_holdem_seat_that_plays_without_an_ante_is_a_violation_naming_its_money(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]], removed: tuple[str, ...]
+) -> None:
+    """DEF-THP1: a seat plays by its ante. Its hole cards and its call (40.00 in the call box)
+    with no ante were settled as nothing and reported nowhere."""
+    events = decode(CLEAN.messages)
+    decided = find(
+        events,
+        lambda e: e["event_type"] == "player_decided" and e["game"] == "holdem"
+        and e["decision"] == "call",
+        5,
+    )  # fmt: skip
+    round_id, seat = events[decided]["round_id"], events[decided]["seat"]
+    bets = {
+        i
+        for i, e in enumerate(events)
+        if e["round_id"] == round_id and e["event_type"] == "bet_placed" and e["seat"] == seat
+        and e["spot"] in removed
+    }  # fmt: skip
+    progressive = sum(
+        e["amount_cents"]
+        for i, e in enumerate(events)
+        if e["round_id"] == round_id and e["event_type"] == "bet_placed"
+        and e["seat"] == seat and e["spot"] == "progressive" and i not in bets
+    )  # fmt: skip
+    events = [e for i, e in enumerate(events) if i not in bets]
+    table_events = [e for e in events if e["table_id"] == events[decided]["table_id"]]
+    for n, e in enumerate(table_events, start=1):
+        e["seq"] = n  # no gap: the device never sent those bets
+    con = settle(tmp_path, encode(events))
+    assert violations(con) == Counter({"DEF-THP1/play_without_ante": 1})
+    ((found_round, evidence),) = con.execute("SELECT round_id, evidence FROM violations").fetchall()
+    assert found_round == round_id
+    assert json.loads(evidence) == {
+        "seat": seat,
+        "decision": "call",
+        "call_cents": clean_call(round_id, seat),
+        "progressive_cents": progressive,
+    }
+    assert_untouched_equal(clean, by_round(con), {round_id})
+
+
+def clean_call(round_id: str, seat: int) -> int:
+    (call,) = [
+        e["amount_cents"]
+        for e in decode(CLEAN.messages)
+        if e["round_id"] == round_id and e["event_type"] == "player_decided" and e["seat"] == seat
+    ]
+    return int(call)
+
+
 def test_the_same_breach_twice_in_one_event_gets_two_ids_the_same_on_a_rerun() -> None:
     """Whatever check reports a breach twice alike: both rows kept, the second numbered."""
     from consumers.processor import Processor
