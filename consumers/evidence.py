@@ -115,6 +115,9 @@ def _evaluated(
 ) -> Iterator[tuple[dict[str, Any], Any, str | None]]:
     """Each picked round with `evaluate(game)(kinds, profile, meter)`'s answer, or why none."""
     for meta, events in stored_rounds(con, picked, lake=lake):
+        if meta["unreadable"]:
+            yield meta, None, f"not evaluated: {meta['unreadable']}"[:500]
+            continue
         try:
             game = Game(meta["game"])
             function = evaluate(game)

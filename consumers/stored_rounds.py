@@ -19,8 +19,10 @@ def stored_rounds(
     """Each round `picked` selects (a SELECT of lake `rounds` rows), per table in time order:
     what the lake recorded (game, handle, house result, profile, the meter before it) and its
     events in stream order up to its end, as the consumer settled it (events recorded after
-    the round's round_ended or round_voided are left out). `lake` prefixes the lake's table
-    names (`lake.main.` where the session's default catalog is another)."""
+    the round's round_ended or round_voided are left out). A round with a stored event that
+    does not parse has `unreadable` (why) in what it gives, and the other events. `lake`
+    prefixes the lake's table names (`lake.main.` where the session's default catalog is
+    another)."""
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE picked_rounds AS
@@ -100,8 +102,14 @@ def stored_rounds(
                     "meter_cents": None if meter is None else int(meter),
                     "started_at": started,
                     "ended_at": ended,
+                    "unreadable": None,
                 }
                 events = []
-            events.append(parse_event(payload))
+            try:
+                events.append(parse_event(payload))
+            except Exception as error:
+                # Any stored payload the contract refuses (one written under another contract,
+                # or altered): this round only is not judged, and says why; the others are.
+                current["unreadable"] = current["unreadable"] or f"a stored event: {error}"[:300]
     if current is not None:
         yield current, events

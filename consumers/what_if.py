@@ -180,6 +180,8 @@ def compare(
             kinds = RoundEvents(events)
             changed = 0
             try:
+                if meta["unreadable"]:  # a stored event the contract refuses: not re-settled
+                    raise ValueError(meta["unreadable"])
                 if decide is not None:
                     kinds, changed = decide(kinds)
                 settled = spec.settle(kinds, profile, meta["meter_cents"])

@@ -98,3 +98,51 @@ def test_a_decision_recorded_after_the_round_ended_is_not_evidence(tmp_path: Pat
     assert found is not None
     judged = found(RoundEvents(kinds), load_profile("tripoker/pe-2005"), None)
     assert judged[played["seat"]].played.value == played["decision"]
+
+
+def test_a_stored_event_that_no_longer_parses_leaves_its_round_unjudged_not_the_build(
+    tmp_path: Path,
+) -> None:
+    """An event in the lake the contract refuses (written under another contract, or altered)
+    once raised out of `stored_rounds` and failed the marts' build, every build after it: its
+    round alone gets a note (the hold test leaves it out), the others are evaluated, and
+    what-if counts it among the rounds it could not re-settle."""
+    from consumers.evidence import evaluation_table
+    from consumers.what_if import Selection, compare
+
+    sim = simulate(
+        tables={Game.TRIPOKER: 1, Game.HOLDEM: 0, Game.PAI_GOW: 0}, hours=0.5, seed=12, faults={}
+    )
+    recording = tmp_path / "night.jsonl"
+    recording.write_text("".join(m.value.decode() + "\n" for m in sim))
+    lake = lakes.Lake(root=tmp_path / "lake")
+    result = CliRunner().invoke(
+        main, ["consume", "--file", str(recording), "--lake", str(lake.root)]
+    )
+    assert result.exit_code == 0, result.output
+    con = lakes.connect(lake)
+    try:
+        round_id, event_id = con.execute(
+            "SELECT round_id, event_id FROM events WHERE event_type = 'player_decided' "
+            "ORDER BY seq LIMIT 1 OFFSET 3"
+        ).fetchone() or ("", "")
+        con.execute(  # as a later contract might have written it
+            'UPDATE events SET payload = \'{"event_type": "player_decided", "v": 9}\' '
+            "WHERE event_id = ?",
+            [event_id],
+        )
+        table = evaluation_table(
+            con, "SELECT * FROM rounds WHERE status = 'settled'", "informed", lake=""
+        ).to_pylist()
+        settled = con.execute("SELECT count(*) FROM rounds WHERE status = 'settled'").fetchone()
+    finally:
+        con.close()
+    notes = {row["round_id"]: row["note"] for row in table if row["note"]}
+    assert list(notes) == [round_id]
+    assert notes[round_id].startswith("not evaluated: a stored event:")
+    evaluated = {row["round_id"] for row in table if not row["note"]}
+    assert settled is not None and len(evaluated) + 1 == settled[0] > 10
+
+    comparison = compare(lake, load_profile("tripoker/pe-2005"), Selection(game=Game.TRIPOKER))
+    assert comparison.not_resettled == 1
+    assert round_id not in {r.round_id for r in comparison.rounds}
