@@ -204,10 +204,12 @@ def profile_versions(name: str) -> tuple[int, ...]:
 
 
 def split_ref(ref: str) -> tuple[str, int | None]:
-    """``"tripoker/pe-2005@2"`` -> (name, 2); without ``@`` the version is None (the latest)."""
+    """``"tripoker/pe-2005@2"`` (or ``@v2``, as what-if and the messages print a version) ->
+    (name, 2); without ``@`` the version is None (the latest)."""
     name, at, version = ref.partition("@")
     if not at:
         return ref, None
+    version = version.removeprefix("v")
     if not re.fullmatch(r"[0-9]+", version) or int(version) < 1:
         raise ProfileError(f"{ref!r}: the version after '@' must be a number from 1")
     return name, int(version)

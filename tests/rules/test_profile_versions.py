@@ -51,8 +51,11 @@ def test_a_version_loads_by_name_at_version_and_the_latest_without() -> None:
     assert load_profile("tripoker/pe-2005") == load_profile("tripoker/pe-2005@1")
     with pytest.raises(ProfileError, match=r"tripoker/pe-2005 v2 is not released \(released: v1\)"):
         load_profile("tripoker/pe-2005@2")
-    with pytest.raises(ProfileError, match="version after '@'"):
-        load_profile("tripoker/pe-2005@x")
+    # as what-if prints it (`recorded_profile`, `whatif_profile`): pasted back, it loads
+    assert load_profile("tripoker/pe-2005@v1") is load_profile("tripoker/pe-2005", 1)
+    for wrong in ("tripoker/pe-2005@x", "tripoker/pe-2005@v", "tripoker/pe-2005@vv1"):
+        with pytest.raises(ProfileError, match="version after '@'"):
+            load_profile(wrong)
 
 
 def own_folder(tmp_path: Path, name: str, version: int, text: str) -> Path:
