@@ -7,6 +7,7 @@ stays fast (no NumPy, DuckDB or Kafka import until a command runs).
 from __future__ import annotations
 
 import importlib
+import sys
 
 import click
 
@@ -48,6 +49,17 @@ class LazyGroup(click.Group):
         except ValidationError as exc:
             click.echo(f"Error: bad configuration: {exc}", err=True)
             ctx.exit(2)
+        except Exception as exc:
+            # The lake's storage failed under a command (a bucket or server away, credentials
+            # refused, a file gone): DuckDB's message, without a traceback; what was
+            # committed stays committed, and the command can be run again.
+            duckdb = sys.modules.get("duckdb")
+            if duckdb is None or not isinstance(exc, duckdb.IOException):
+                raise
+            from infra.catalog_url import redact
+
+            click.echo(f"Error: the lake's storage: {redact(str(exc))}", err=True)
+            ctx.exit(1)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)

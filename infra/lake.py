@@ -192,12 +192,20 @@ def connect(
     lake: Lake, *, read_only: bool = False, create: bool = False
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the lake attached as `lake` and in use."""
-    if not lake.exists and not create:
+    existed = lake.exists
+    if not existed and not create:
         raise LakeError(f"no lake at {lake.where}: run `croupier lake init` first")
     if create:
         lake.root.mkdir(parents=True, exist_ok=True)
         if not lake.data_remote:
             lake.data_path.mkdir(parents=True, exist_ok=True)
+        if not existed and _holds_files(lake) and not lake.exists:  # (another may have just
+            # made it: then those are its files)
+            raise LakeError(
+                f"{lake.data_location} already holds files and no catalog here names them "
+                "(another lake's data, or a deleted lake's): a lake owns its data location, "
+                "and its maintenance deletes the files it does not know. Choose an empty one."
+            )
     attempt = 0
     while True:
         try:
@@ -219,6 +227,22 @@ def connect(
             con.close()
             raise
     return con
+
+
+def _holds_files(lake: Lake) -> bool:
+    """Whether the lake's data location holds any file (a bucket's prefix: any object)."""
+    if not lake.data_remote:
+        return any(p.is_file() for p in lake.data_path.rglob("*"))
+    install_extensions()
+    con = duckdb.connect(config={"autoinstall_known_extensions": False})
+    try:
+        storage.configure(con)
+        pattern = _quote(f"{lake.data_location}**")
+        return bool(con.execute(f"SELECT count(*) FROM glob('{pattern}')").fetchall()[0][0])
+    except ValueError as exc:  # AWS_ENDPOINT_URL
+        raise LakeError(str(exc)) from None
+    finally:
+        con.close()
 
 
 def open_session(attach: Sequence[str], *, use: str) -> duckdb.DuckDBPyConnection:

@@ -16,7 +16,10 @@ before failing). A locked session therefore has three walls:
 3. functions: a query may not call a function that writes, attaches or runs SQL it was given
    as text (which would hide the first two from this check): DuckLake's maintenance and
    commit functions, the SQLite scanner's attach and query, `query`, checkpoints,
-   `json_execute_serialized_sql`, `getenv`.
+   `json_execute_serialized_sql`, `getenv`; nor read files or URLs by name (`read_*`,
+   `*_scan`, `glob`, `FROM 'a/file'`: the lake's tables are read through the lake, and
+   `allowed_directories` compares an s3:// URL as text, `..` and all), nor read the
+   configuration, which holds the S3 credentials (`current_setting`, `duckdb_settings`).
 
 The checks read DuckDB's own parse tree (`extract_statements`, `json_serialize_sql`), not the
 text, so comments, case and quoting cannot hide a statement or a function call; and the
@@ -48,9 +51,26 @@ _DUCKLAKE_READERS = frozenset(
     }
 )
 _REFUSED_FUNCTIONS = frozenset(
-    {"query", "json_execute_serialized_sql", "getenv", "checkpoint", "force_checkpoint"}
+    {
+        "query",
+        "json_execute_serialized_sql",
+        "getenv",
+        "checkpoint",
+        "force_checkpoint",
+        # the configuration holds the S3 credentials httpfs read from the environment
+        "current_setting",
+        "duckdb_settings",
+        "duckdb_secrets",
+        "which_secret",
+        "glob",
+    }
 )
 _REFUSED_PREFIXES = ("sqlite_", "postgres_", "mysql_")
+# Functions that read a file or URL they are given: the lake's tables are read through the
+# lake. (DuckDB's `allowed_directories` keeps local paths inside the lake's folder, `..` and
+# all, but compares an s3:// URL as text, and `s3://lake/prefix/../../other/key` reached
+# another bucket; a computed URL cannot be judged from the text.)
+_FILE_READERS = re.compile(r"(read_|parquet_|sniff_|iceberg_|delta_).*|.*_scan", re.IGNORECASE)
 _EXPLAIN = re.compile(r"^\s*EXPLAIN(\s+ANALY[SZ]E)?\b", re.IGNORECASE)
 
 
@@ -93,9 +113,13 @@ def checked(con: duckdb.DuckDBPyConnection, sql: str) -> list[duckdb.Statement]:
         for function in _function_names(tree):
             if _refused(function):
                 raise Refused(
-                    f"{function}() is not allowed: it can write, attach or run other SQL, "
-                    "and this session is read-only"
+                    f"{function}() is not allowed in this read-only session: it can write, "
+                    "attach, run other SQL, read files or show the configuration"
                 )
+        for path in _paths_read(tree):
+            raise Refused(
+                f"reading {path!r} is not allowed: this session reads the lake's tables only"
+            )
     return statements
 
 
@@ -103,7 +127,24 @@ def _refused(function: str) -> bool:
     name = function.lower()
     if name.startswith("ducklake_"):
         return name not in _DUCKLAKE_READERS
-    return name in _REFUSED_FUNCTIONS or name.startswith(_REFUSED_PREFIXES)
+    return (
+        name in _REFUSED_FUNCTIONS
+        or name.startswith(_REFUSED_PREFIXES)
+        or _FILE_READERS.fullmatch(name) is not None
+    )
+
+
+def _paths_read(node: object) -> Iterator[str]:
+    """Table names that are file paths or URLs (`FROM 'file.csv'`, a replacement scan)."""
+    if isinstance(node, dict):
+        name = node.get("table_name")
+        if node.get("type") == "BASE_TABLE" and isinstance(name, str) and "/" in name:
+            yield name
+        for value in node.values():
+            yield from _paths_read(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _paths_read(value)
 
 
 def _function_names(node: object) -> Iterator[str]:

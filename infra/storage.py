@@ -32,10 +32,17 @@ def check_data_location(location: str) -> str:
         return location
     if not is_remote(location):
         raise ValueError(f"lake_data: a folder or s3://bucket/prefix/, not {location!r}")
-    if not _S3_URL.fullmatch(location):
+    segments = location.removeprefix("s3://").rstrip("/").split("/")
+    if (
+        not _S3_URL.fullmatch(location)
+        or len(segments) < 2
+        or any(part in ("", ".", "..") for part in segments)
+    ):
+        shown = "" if "@" in location else f", not {location!r}"  # it may hold a secret
         raise ValueError(
-            "lake_data: s3://bucket/prefix/ (a bucket name, then letters, digits and "
-            f"/ . _ - = only: no credentials, query or quotes), not {location!r}"
+            "lake_data: s3://bucket/prefix/ (a bucket name, then a prefix of its own: letters, "
+            "digits and . _ - = between single slashes, no '.' or '..' part, no credentials, "
+            f"query or quotes){shown}"
         )
     return location.rstrip("/") + "/"
 

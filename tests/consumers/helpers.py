@@ -53,6 +53,17 @@ def open_lake(root: Path, catalog: str | None = None) -> duckdb.DuckDBPyConnecti
     return lakes.connect(lakes.Lake(root=root, catalog_url=catalog), read_only=True)
 
 
+def lake_hashes(lake: lakes.Lake) -> dict[str, str]:
+    """Every table's content hash (`consumers.sink.content_hashes`), read-only."""
+    from consumers.sink import content_hashes
+
+    con = lakes.connect(lake, read_only=True)
+    try:
+        return content_hashes(con)
+    finally:
+        con.close()
+
+
 def evidence(con: duckdb.DuckDBPyConnection, rule_id: str) -> list[dict[str, object]]:
     rows = con.execute("SELECT evidence FROM violations WHERE rule_id = ?", [rule_id]).fetchall()
     return [json.loads(e) for (e,) in rows]

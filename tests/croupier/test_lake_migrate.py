@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from consumers.sink import content_hashes
 from infra import lake as lakes
 from infra import migrate as migration
 from infra.catalog_url import split_password
-from tests.consumers.helpers import consumer_command, consumer_env, night, publish_raw
+from tests.consumers.helpers import consumer_command, consumer_env, lake_hashes, night, publish_raw
 
 ROOT = Path(__file__).parents[2]
 
@@ -34,14 +33,6 @@ def croupier(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
         [sys.executable, "-m", "croupier", *args],
         capture_output=True, text=True, timeout=900, cwd=ROOT, env=env or sqlite_env(),
     )  # fmt: skip
-
-
-def hashes(lake: lakes.Lake) -> dict[str, str]:
-    con = lakes.connect(lake, read_only=True)
-    try:
-        return content_hashes(con)
-    finally:
-        con.close()
 
 
 def consume(env: dict[str, str], lake: Path, topic: str, group: str) -> None:
@@ -64,7 +55,7 @@ def test_a_migrated_lake_equals_its_source_and_consumption_continues_without_gap
     group = f"g-{uuid.uuid4().hex[:8]}"
     old, new = tmp_path / "old", tmp_path / "new"
     consume(on_sqlite, old, topic_name, group)
-    before = hashes(lakes.Lake(root=old))
+    before = lake_hashes(lakes.Lake(root=old))
 
     moved = croupier(
         "lake", "migrate", "--lake", str(old), "--to", postgres_database,
@@ -75,13 +66,13 @@ def test_a_migrated_lake_equals_its_source_and_consumption_continues_without_gap
     assert password and password not in moved.stdout + moved.stderr
     report = json.loads(moved.stdout)
     target = lakes.Lake(root=new, catalog_url=postgres_database)
-    assert hashes(target) == before  # every row, Kafka positions included
-    assert hashes(lakes.Lake(root=old)) == before  # the source untouched
+    assert lake_hashes(target) == before  # every row, Kafka positions included
+    assert lake_hashes(lakes.Lake(root=old)) == before  # the source untouched
     assert report["tables"]["main.events"] == int(before["events"].split(":")[0])
     assert not (new / "catalog.sqlite").exists()
     # The copy reads its own files: with the source's data gone it still answers.
     os.rename(old / "data", tmp_path / "old-data-aside")
-    assert hashes(target) == before
+    assert lake_hashes(target) == before
     os.rename(tmp_path / "old-data-aside", old / "data")
 
     # The rest of the night arrives; the same group continues on the new lake.
@@ -89,7 +80,7 @@ def test_a_migrated_lake_equals_its_source_and_consumption_continues_without_gap
     consume(on_sqlite | {"CROUPIER_LAKE_CATALOG": postgres_database}, new, topic_name, group)
     whole = tmp_path / "whole"
     consume(on_sqlite, whole, topic_name, f"g-{uuid.uuid4().hex[:8]}")
-    assert hashes(target) == hashes(lakes.Lake(root=whole))
+    assert lake_hashes(target) == lake_hashes(lakes.Lake(root=whole))
 
 
 def _night_lake(tmp_path: Path) -> lakes.Lake:
@@ -129,7 +120,7 @@ def test_a_source_written_during_the_copy_is_refused_and_nothing_is_left(
     monkeypatch.undo()
     # Nothing of the failed run is in the way: run again, and the copy is whole.
     done = migration.migrate(source, target)
-    assert hashes(target) == hashes(source)
+    assert lake_hashes(target) == lake_hashes(source)
     assert done.tables["main.dead_letters"] >= 1
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from consumers.sink import content_hashes
 from infra import lake as lakes
 from infra.catalog_url import check_catalog_url, redact, split_password
+from tests.consumers.helpers import lake_hashes
 
 
 def croupier(
@@ -27,14 +27,6 @@ def croupier(
         [sys.executable, "-m", "croupier", *args],
         capture_output=True, text=True, env=env, timeout=900, cwd=Path(__file__).parents[2],
     )  # fmt: skip
-
-
-def hashes(lake: lakes.Lake) -> dict[str, str]:
-    con = lakes.connect(lake, read_only=True)
-    try:
-        return content_hashes(con)
-    finally:
-        con.close()
 
 
 def test_a_night_settled_into_a_postgres_catalog_equals_the_sqlite_one_and_builds(
@@ -57,8 +49,8 @@ def test_a_night_settled_into_a_postgres_catalog_equals_the_sqlite_one_and_build
         assert password not in init.stdout + init.stderr + done.stdout + done.stderr
     assert not (on_pg / "catalog.sqlite").exists()  # the catalog is on the server
     pg = lakes.Lake(root=on_pg, catalog_url=postgres_database)
-    expected = hashes(lakes.Lake(root=on_sqlite))
-    assert hashes(pg) == expected
+    expected = lake_hashes(lakes.Lake(root=on_sqlite))
+    assert lake_hashes(pg) == expected
     assert {"events", "rounds", "settlements", "violations"} <= set(expected)
 
     info = croupier("lake", "info", "--json", catalog=postgres_database, lake=on_pg, cwd=tmp_path)

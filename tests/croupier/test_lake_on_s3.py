@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from consumers.sink import content_hashes
 from infra import lake as lakes
 from infra import maintenance
+from infra.kafka_local import free_port
 from infra.storage import check_data_location, endpoint_settings
+from tests.consumers.helpers import lake_hashes
 from tests.s3 import KEY, SECRET, client, objects
 from tests.s3 import environment as s3_env
 
@@ -36,14 +37,6 @@ def croupier(
         [sys.executable, "-m", "croupier", *args],
         capture_output=True, text=True, env=base | env, timeout=900, cwd=ROOT,
     )  # fmt: skip
-
-
-def hashes(lake: lakes.Lake) -> dict[str, str]:
-    con = lakes.connect(lake, read_only=True)
-    try:
-        return content_hashes(con)
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +83,8 @@ def test_a_lake_with_its_files_in_a_bucket_settles_queries_and_builds_like_a_fol
     for name, value in s3_env(s3_endpoint).items():
         monkeypatch.setenv(name, value)
     in_bucket = lakes.Lake(root=lake_dir, catalog_url=catalog, data=data)
-    expected = hashes(lakes.Lake(root=local_dir))
-    assert hashes(in_bucket) == expected
+    expected = lake_hashes(lakes.Lake(root=local_dir))
+    assert lake_hashes(in_bucket) == expected
     assert {"events", "rounds", "settlements", "violations"} <= set(expected)
 
     info = croupier("lake", "info", "--json", lake=lake_dir, cwd=tmp_path, env=env)
@@ -106,18 +99,35 @@ def test_a_lake_with_its_files_in_a_bucket_settles_queries_and_builds_like_a_fol
     assert count.returncode == 0, count.stderr
     rounds = json.loads(count.stdout)["n"]
     assert rounds > 50
-    elsewhere = croupier(
-        "sql", "-c", f"SELECT count(*) FROM read_parquet('s3://{bucket}/**/*.parquet')",
-        lake=lake_dir, cwd=tmp_path, env=env,
-    )  # fmt: skip
-    assert elsewhere.returncode != 0 and "Traceback" not in elsewhere.stderr, elsewhere.stderr
-    assert "Permission Error" in elsewhere.stderr
+    other = f"{bucket}-other"
+    client(s3_endpoint).create_bucket(Bucket=other)
+    client(s3_endpoint).put_object(Bucket=other, Key="secret/x.csv", Body=b"a,b\n1,2\n")
+    for query in (
+        f"SELECT count(*) FROM read_parquet('s3://{bucket}/**/*.parquet')",
+        # `allowed_directories` compares the text: `..` once reached another bucket
+        f"SELECT * FROM read_csv('{data}../../{other}/secret/x.csv')",
+        f"SELECT * FROM '{data}../../{other}/secret/x.csv'",
+        f"SELECT * FROM read_text('{data}' || '.' || './../{other}/secret/x.csv')",
+        # httpfs copies the AWS variables into the configuration
+        "SELECT current_setting('s3_secret_access_key')",
+        "SELECT value FROM duckdb_settings() WHERE name LIKE 's3%'",
+    ):
+        refused = croupier("sql", "-c", query, lake=lake_dir, cwd=tmp_path, env=env)
+        assert refused.returncode == 2 and "not allowed" in refused.stderr, (query, refused)
+        assert SECRET not in refused.stdout + refused.stderr and "1,2" not in refused.stdout
 
     # a process that does not know where the files are is told, not misled
     unset = {k: v for k, v in env.items() if k != "CROUPIER_LAKE_DATA"}
     lost = croupier("sql", "-c", "SELECT 1", lake=lake_dir, cwd=tmp_path, env=unset)
     assert lost.returncode == 1 and "lake_data" in lost.stderr, lost.stderr
     assert "Traceback" not in lost.stderr
+
+    # a second lake on the same location would take the first's files for orphans: refused
+    # (a folder of its own on the SQLite catalog; the same PostgreSQL catalog is the same lake)
+    alone = {k: v for k, v in env.items() if k != "CROUPIER_LAKE_CATALOG"}
+    second = croupier("lake", "init", lake=tmp_path / "second", cwd=tmp_path, env=alone)
+    assert second.returncode == 1 and "already holds files" in second.stderr, second.stderr
+    assert lake_hashes(in_bucket) == expected
 
     marts = tmp_path / "marts"
     built = croupier(
@@ -150,7 +160,7 @@ def test_maintenance_merges_and_deletes_the_files_in_the_bucket(
         chunk.write_text("".join(lines[: (part + 1) * len(lines) // 4]))
         done = croupier("consume", "--file", str(chunk), lake=store.root, cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stderr
-    before = hashes(store)
+    before = lake_hashes(store)
     orphan = f"lake/main/events/ducklake-orphan-{uuid.uuid4().hex}.parquet"
     client(s3_endpoint).put_object(Bucket=bucket, Key=orphan, Body=b"PAR1 left by a killed writer")
 
@@ -171,7 +181,7 @@ def test_maintenance_merges_and_deletes_the_files_in_the_bucket(
     # what is left is what the catalog reads, and the content is unchanged
     assert report.after.files == sum(k.endswith(".parquet") for k in keys)
     assert report.after.files == report.live_files_after
-    assert hashes(store) == before
+    assert lake_hashes(store) == before
 
 
 def test_bad_storage_settings_are_clear_errors(tmp_path: Path) -> None:
@@ -179,7 +189,8 @@ def test_bad_storage_settings_are_clear_errors(tmp_path: Path) -> None:
     assert check_data_location("/mnt/shared/lake-data") == "/mnt/shared/lake-data"
     wrong_urls = (
         "gs://bucket/x", "s3://", "s3://key:secret@bucket/x", "s3://bucket/x?versionId=1",
-        "s3://bucket/it's/", "s3://Bucket/x", "s3://bucket/a b/",
+        "s3://bucket/it's/", "s3://Bucket/x", "s3://bucket/a b/", "s3://bucket/",
+        "s3://bucket/p/../q/", "s3://bucket/p//q/", "s3://bucket/./p/",
     )  # fmt: skip
     for wrong in wrong_urls:
         with pytest.raises(ValueError, match="lake_data"):
@@ -204,3 +215,29 @@ def test_bad_storage_settings_are_clear_errors(tmp_path: Path) -> None:
     )  # fmt: skip
     assert endpoint.returncode == 1 and "AWS_ENDPOINT_URL" in endpoint.stderr, endpoint.stderr
     assert "Traceback" not in endpoint.stderr
+
+
+def test_a_bucket_missing_or_away_is_a_clear_error_and_a_rerun_loses_nothing(
+    s3_endpoint: str, bucket: str, night: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = s3_env(s3_endpoint) | {"CROUPIER_LAKE_DATA": f"s3://{bucket}-missing/lake/"}
+    missing = croupier("lake", "init", lake=tmp_path / "a", cwd=tmp_path, env=env)
+    assert missing.returncode == 1 and "NoSuchBucket" in missing.stderr, missing.stderr
+    assert "Traceback" not in missing.stderr
+
+    env = s3_env(s3_endpoint) | {"CROUPIER_LAKE_DATA": f"s3://{bucket}/lake/"}
+    init = croupier("lake", "init", lake=tmp_path / "b", cwd=tmp_path, env=env)
+    assert init.returncode == 0, init.stderr
+    away = env | {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}"}  # nothing listens
+    failed = croupier("consume", "--file", str(night), lake=tmp_path / "b", cwd=tmp_path, env=away)
+    assert failed.returncode == 1 and "the lake's storage" in failed.stderr, failed.stderr
+    assert "Traceback" not in failed.stderr and SECRET not in failed.stderr
+    done = croupier("consume", "--file", str(night), lake=tmp_path / "b", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    # run again once the bucket is back: the same lake as one uninterrupted run
+    local = croupier("consume", "--file", str(night), lake=tmp_path / "local", cwd=tmp_path, env={})
+    assert local.returncode == 0, local.stderr
+    for name, value in s3_env(s3_endpoint).items():
+        monkeypatch.setenv(name, value)
+    again = lakes.Lake(root=tmp_path / "b", data=env["CROUPIER_LAKE_DATA"])
+    assert lake_hashes(again) == lake_hashes(lakes.Lake(root=tmp_path / "local"))
