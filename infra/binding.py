@@ -13,6 +13,7 @@ the same path is told apart (the marts then rebuild from scratch).
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import uuid
 from dataclasses import dataclass
@@ -53,18 +54,32 @@ class StreamBinding:
 def ensure_identity(con: duckdb.DuckDBPyConnection) -> None:
     """Give the lake its identity if it has none (idempotent). A lake made before identities
     existed is dated by its first snapshot, so its marts are not rebuilt for the upgrade."""
+    if con.execute(f"SELECT count(*) FROM {IDENTITY}").fetchall()[0][0]:
+        return
     (catalog,) = con.execute("SELECT current_database()").fetchone() or ("lake",)
-    con.execute(
-        f"INSERT INTO {IDENTITY} SELECT ?, coalesce("
-        f"(SELECT min(snapshot_time) FROM ducklake_snapshots('{catalog}')), now()) "
-        f"WHERE NOT EXISTS (SELECT 1 FROM {IDENTITY})",
-        [str(uuid.uuid4())],
-    )
+    # Two inserts into one DuckLake table never conflict, so processes creating a lake together
+    # each gave it an identity (two rows, seen on PostgreSQL). Altering the table as well makes
+    # them conflict: one commits, the others fail and, run again (the callers retry
+    # conflicts), find its row.
+    con.execute("BEGIN")
+    try:
+        con.execute(f"COMMENT ON TABLE {IDENTITY} IS 'the lake''s identity, given once'")
+        con.execute(
+            f"INSERT INTO {IDENTITY} SELECT ?, coalesce("
+            f"(SELECT min(snapshot_time) FROM ducklake_snapshots('{catalog}')), now()) "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {IDENTITY})",
+            [str(uuid.uuid4())],
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):  # a failed commit has ended it already
+            con.execute("ROLLBACK")
+        raise
 
 
 def identity(con: duckdb.DuckDBPyConnection) -> tuple[str, datetime] | None:
     """(lake_id, created_at), or None for a lake never opened for writing since identities
-    exist. Two writers creating a lake together may both insert one: the oldest holds."""
+    exist. (Should an older version have inserted two, the oldest holds.)"""
     try:
         row = con.execute(
             f"SELECT lake_id, created_at FROM {IDENTITY} ORDER BY created_at, lake_id LIMIT 1"
