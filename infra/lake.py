@@ -199,7 +199,7 @@ def connect(
         lake.root.mkdir(parents=True, exist_ok=True)
         if not lake.data_remote:
             lake.data_path.mkdir(parents=True, exist_ok=True)
-        if not existed and _holds_files(lake) and not lake.exists:  # (another may have just
+        if not existed and holds_files(lake) and not lake.exists:  # (another may have just
             # made it: then those are its files)
             raise LakeError(
                 f"{lake.data_location} already holds files and no catalog here names them "
@@ -229,7 +229,7 @@ def connect(
     return con
 
 
-def _holds_files(lake: Lake) -> bool:
+def holds_files(lake: Lake) -> bool:
     """Whether the lake's data location holds any file (a bucket's prefix: any object)."""
     if not lake.data_remote:
         return any(p.is_file() for p in lake.data_path.rglob("*"))

@@ -126,7 +126,7 @@ def _check(source: lakes.Lake, target: lakes.Lake) -> None:
             "nor holding it (--to-lake): the source's maintenance would delete the files of a "
             "lake inside it as orphans, and two catalogs over one folder each other's"
         )
-    if any(p.is_file() for p in target.data_path.rglob("*")):
+    if lakes.holds_files(target):
         raise MigrationError(
             f"{target.data_path} is not empty (another lake's files, or those a killed "
             "migration left: remove them if so): nothing was written"

@@ -134,26 +134,27 @@ def _refused(function: str) -> bool:
     )
 
 
-def _paths_read(node: object) -> Iterator[str]:
-    """Table names that are file paths or URLs (`FROM 'file.csv'`, a replacement scan)."""
+def _nodes(node: object) -> Iterator[dict[str, object]]:
+    """Every object of a parse tree (`json_serialize_sql`), depth first."""
     if isinstance(node, dict):
-        name = node.get("table_name")
-        if node.get("type") == "BASE_TABLE" and isinstance(name, str) and "/" in name:
-            yield name
+        yield node
         for value in node.values():
-            yield from _paths_read(value)
+            yield from _nodes(value)
     elif isinstance(node, list):
         for value in node:
-            yield from _paths_read(value)
+            yield from _nodes(value)
 
 
-def _function_names(node: object) -> Iterator[str]:
-    if isinstance(node, dict):
+def _function_names(tree: object) -> Iterator[str]:
+    for node in _nodes(tree):
         name = node.get("function_name")
         if isinstance(name, str):
             yield name
-        for value in node.values():
-            yield from _function_names(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _function_names(value)
+
+
+def _paths_read(tree: object) -> Iterator[str]:
+    """Table names that are file paths or URLs (`FROM 'file.csv'`, a replacement scan)."""
+    for node in _nodes(tree):
+        name = node.get("table_name")
+        if node.get("type") == "BASE_TABLE" and isinstance(name, str) and "/" in name:
+            yield name

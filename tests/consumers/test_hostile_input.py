@@ -176,6 +176,7 @@ def test_a_holdem_seat_that_plays_without_an_ante_is_a_violation_naming_its_mone
         5,
     )  # fmt: skip
     round_id, seat = events[decided]["round_id"], events[decided]["seat"]
+    call = events[decided]["amount_cents"]
     bets = {
         i
         for i, e in enumerate(events)
@@ -199,19 +200,10 @@ def test_a_holdem_seat_that_plays_without_an_ante_is_a_violation_naming_its_mone
     assert json.loads(evidence) == {
         "seat": seat,
         "decision": "call",
-        "call_cents": clean_call(round_id, seat),
+        "call_cents": call,
         "progressive_cents": progressive,
     }
     assert_untouched_equal(clean, by_round(con), {round_id})
-
-
-def clean_call(round_id: str, seat: int) -> int:
-    (call,) = [
-        e["amount_cents"]
-        for e in decode(CLEAN.messages)
-        if e["round_id"] == round_id and e["event_type"] == "player_decided" and e["seat"] == seat
-    ]
-    return int(call)
 
 
 def test_the_same_breach_twice_in_one_event_gets_two_ids_the_same_on_a_rerun() -> None:
