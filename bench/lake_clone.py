@@ -32,6 +32,8 @@ _SHIFTED = {
     "settled_at": "{c} + to_days(k::INTEGER)",
 }
 CLONED = ("events", "dead_letters", "rounds", "settlements", "violations", "jackpot_ledger")
+# What `croupier evidence` wrote for the night: cloned too when the worker is to have kept up.
+EVIDENCE = ("evaluated_rounds", "position_expectations", "decision_evidence")
 
 
 def source_night(folder: Path, *, tables: int, hours: float, seed: int = 2025) -> lakes.Lake:
@@ -51,8 +53,12 @@ def source_night(folder: Path, *, tables: int, hours: float, seed: int = 2025) -
     return night
 
 
-def clone_nights(source: lakes.Lake, target: lakes.Lake, *, first: int, count: int) -> None:
-    """Append nights first .. first + count - 1 of `source` to `target` (created if needed)."""
+def clone_nights(
+    source: lakes.Lake, target: lakes.Lake, *, first: int, count: int, evidence: bool = True
+) -> None:
+    """Append nights first .. first + count - 1 of `source` to `target` (created if needed);
+    `evidence`: with the rows `croupier evidence` wrote for the source night (as if the worker
+    had kept up with the consumer), else without (the build evaluates those rounds itself)."""
     con = lakes.connect(target, create=True)
     try:
         create_tables(con)
@@ -60,7 +66,7 @@ def clone_nights(source: lakes.Lake, target: lakes.Lake, *, first: int, count: i
         for start in range(first, first + count, NIGHTS_PER_INSERT):
             stop = min(start + NIGHTS_PER_INSERT, first + count)
             con.execute("BEGIN TRANSACTION")
-            for table in CLONED:
+            for table in CLONED + (EVIDENCE if evidence else ()):
                 columns = [c.name for c in TABLES[table]]
                 select = ", ".join(_SHIFTED[c].format(c=c) if c in _SHIFTED else c for c in columns)
                 con.execute(

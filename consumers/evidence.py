@@ -3,7 +3,13 @@
 Two tables (`evaluation_table`), each built by a dbt Python model (dbt_project/models/
 intermediate/int_position_expectations.py, int_decision_evidence.py) over the rounds of the
 positions it has not seen yet (incremental), and the hole-carding test's numbers per player
-(`decision_tests`, the model agg_player_decisions):
+(`decision_tests`, the model agg_player_decisions). Evaluating is the build's slow part
+(Hold'em's exact call, ~15 ms a decision), so `croupier evidence` (`evaluate_pending`) does it
+beside the consumer, once per round, into the lake's `position_expectations` and
+`decision_evidence` (marked in `evaluated_rounds`); the models read those rows and evaluate
+only the rounds it has not reached, with the same function, so the marts are the same either
+way. A round is evaluated once, on the lake as first seen (as the models' append always did):
+a later full refresh reads the stored rows.
 
 - 'expected': every player position's house result as expected over the cards its
   players could not see, given the cards and decisions as played, under the round's own rule
@@ -23,14 +29,17 @@ out of the tests, counted, never guessed.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
+import duckdb
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from consumers.schema import ARROW_SCHEMAS
 from consumers.stored_rounds import stored_rounds
 from events.models import Game
 from games.base import Informed, RoundEvents, RoundExpectation
@@ -43,31 +52,12 @@ from rules.settlement import RoundError
 # What evaluating one recorded round may raise on bad data; anything else is a bug and escapes.
 _BAD_ROUND = (RoundError, CardError, ValueError, KeyError, IndexError, LookupError)
 
-EXPECTATION_SCHEMA = pa.schema(
-    [
-        ("round_id", pa.string()),
-        ("seat", pa.int32()),
-        ("expected_house_cents", pa.float64()),
-        ("expected_variance", pa.float64()),
-        ("samples", pa.int32()),
-        ("round_variance", pa.float64()),
-        ("note", pa.string()),
-    ]
-)
-
-EVIDENCE_SCHEMA = pa.schema(
-    [
-        ("round_id", pa.string()),
-        ("seat", pa.int32()),
-        ("played", pa.string()),
-        ("legitimate", pa.string()),
-        ("full_information", pa.string()),
-        ("informative", pa.bool_()),
-        ("gain_cents", pa.float64()),
-        ("match_probability", pa.float64()),
-        ("note", pa.string()),
-    ]
-)
+# The lake tables `croupier evidence` fills (consumers/schema.py), one per evaluation, and the
+# rounds each has evaluated (a round may give no rows: a Hold'em round without the dealer's cards).
+TABLE_OF = {"expected": "position_expectations", "informed": "decision_evidence"}
+EVALUATED = "evaluated_rounds"
+EXPECTATION_SCHEMA = ARROW_SCHEMAS[TABLE_OF["expected"]]
+EVIDENCE_SCHEMA = ARROW_SCHEMAS[TABLE_OF["informed"]]
 
 
 def _games_with(evaluation: str) -> list[str]:
@@ -80,15 +70,44 @@ def model(dbt: Any, session: Any, positions: Any, evaluation: str) -> Any:
     """The dbt Python model of `evaluation` ('expected': int_position_expectations,
     'informed': int_decision_evidence) over `positions` (fct_positions), incremental: the
     rounds of positions newer than the model's `lake_row_id` watermark, each row carrying its
-    round's watermark. (dbt reads a Python model's `ref`/`source` calls from its own file, so
-    the models make them and hand over the relation.)"""
+    round's watermark. Rounds `croupier evidence` has evaluated are read from the lake; the
+    others are evaluated here, by the same function. (dbt reads a Python model's
+    `ref`/`source` calls from its own file, so the models make them and hand over the
+    relation.)"""
     watermark = -1
     if dbt.is_incremental:
         query = f"SELECT coalesce(max(lake_row_id), -1) FROM {dbt.this}"
         watermark = session.sql(query).fetchone()[0]
     picked = _new_rounds(positions, watermark, evaluation)
-    rows = session.from_arrow(evaluation_table(session, picked, evaluation))
-    return rows.join(session.view("evidence_new_rounds"), "round_id")
+    schema = _TABLES[evaluation][0]
+    table = TABLE_OF[evaluation]
+    stored = pa.table({name: [] for name in schema.names}, schema=schema)
+    if _lake_has(session, table, EVALUATED):
+        stored = (
+            session.sql(
+                f"SELECT {', '.join(schema.names)} FROM lake.main.{table} "
+                "JOIN evidence_new_rounds USING (round_id)"
+            )
+            .to_arrow_table()
+            .cast(schema)
+        )
+        picked += (
+            f" WHERE r.round_id NOT IN (SELECT round_id FROM lake.main.{EVALUATED} "
+            f"WHERE evaluation = '{evaluation}')"
+        )
+    rows = pa.concat_tables([stored, evaluation_table(session, picked, evaluation)])
+    return session.from_arrow(rows).join(session.view("evidence_new_rounds"), "round_id")
+
+
+def _lake_has(session: Any, *tables: str) -> bool:
+    """Whether the lake the build reads has these tables (a lake made before they existed and
+    never written since has not)."""
+    names = ", ".join(f"'{t}'" for t in tables)
+    (found,) = session.sql(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'lake' "
+        f"AND schema_name = 'main' AND table_name IN ({names})"
+    ).fetchone()
+    return bool(found == len(tables))
 
 
 def _new_rounds(positions: Any, watermark: int, evaluation: str) -> str:
@@ -96,13 +115,84 @@ def _new_rounds(positions: Any, watermark: int, evaluation: str) -> str:
     than `watermark` (fct_positions' `lake_row_id`) in games with `evaluation`; registers the
     view `evidence_new_rounds` (round_id, lake_row_id) the models join back for their
     watermark."""
-    games = ", ".join(f"'{game}'" for game in _games_with(evaluation)) or "NULL"
+    games = _games_sql(evaluation)
     positions.filter(
         f"lake_row_id > {int(watermark)} AND bettor = 'player' AND game IN ({games})"
     ).aggregate("round_id, max(lake_row_id) AS lake_row_id", "round_id").create_view(
         "evidence_new_rounds", replace=True
     )
     return "SELECT r.* FROM lake.main.rounds r JOIN evidence_new_rounds n USING (round_id)"
+
+
+def _games_sql(evaluation: str) -> str:
+    return ", ".join(f"'{game}'" for game in _games_with(evaluation)) or "NULL"
+
+
+def evaluate_pending(con: Any, evaluation: str, *, rounds: int) -> int:
+    """One step of `croupier evidence` on a read-write connection to the lake (its catalog in
+    use): up to `rounds` rounds with player positions in games with `evaluation` that it has not
+    evaluated yet, oldest first, evaluated (`evaluation_table`) and committed with their
+    `evaluated_rounds` marks in one transaction. Returns how many were evaluated (0: none
+    pending). Idempotent, so a caller may run it again after a commit conflict: rows of rounds
+    another worker committed meanwhile are left out."""
+    ids = con.execute(
+        f"SELECT round_id {_pending(evaluation)} GROUP BY round_id "
+        "ORDER BY min(ended_at), round_id LIMIT ?",
+        [rounds],
+    ).to_arrow_table()
+    if not ids.num_rows:
+        return 0
+    con.register("evidence_picked", ids)
+    try:
+        found = evaluation_table(
+            con, "SELECT r.* FROM rounds r JOIN evidence_picked USING (round_id)", evaluation,
+            lake="",
+        )  # fmt: skip
+        con.register("evidence_rows", found)
+        fresh = f"round_id NOT IN (SELECT round_id FROM {EVALUATED} WHERE evaluation = ?)"
+        con.execute("BEGIN TRANSACTION")
+        try:
+            # Two inserts into one DuckLake table never conflict; altering the table too makes
+            # two workers' commits conflict, so the one run again leaves out what the other did.
+            con.execute(f"COMMENT ON TABLE {EVALUATED} IS 'rounds croupier evidence evaluated'")
+            con.execute(
+                f"INSERT INTO {TABLE_OF[evaluation]} SELECT * FROM evidence_rows WHERE {fresh}",
+                [evaluation],
+            )
+            con.execute(
+                f"INSERT INTO {EVALUATED} SELECT ?, round_id, now() FROM evidence_picked "
+                f"WHERE {fresh}",
+                [evaluation, evaluation],
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(duckdb.Error):  # a failed commit has ended it already
+                con.execute("ROLLBACK")
+            raise
+    finally:
+        for name in ("evidence_picked", "evidence_rows"):
+            with contextlib.suppress(Exception):
+                con.unregister(name)
+    return int(ids.num_rows)
+
+
+def pending_rounds(con: Any, evaluation: str) -> int:
+    """Rounds `evaluate_pending` has still to evaluate."""
+    (count,) = con.execute(f"SELECT count(DISTINCT round_id) {_pending(evaluation)}").fetchone()
+    return int(count)
+
+
+def _pending(evaluation: str) -> str:
+    """FROM and WHERE of the lake rounds with player positions in games with `evaluation` not
+    evaluated yet (as the dbt models pick them: fct_positions holds settled lines)."""
+    if evaluation not in TABLE_OF:
+        raise ValueError(f"no evaluation {evaluation!r}")
+    return f"""
+        FROM rounds
+        WHERE game IN ({_games_sql(evaluation)})
+          AND round_id IN (SELECT round_id FROM settlements WHERE bettor = 'player')
+          AND round_id NOT IN (
+              SELECT round_id FROM {EVALUATED} WHERE evaluation = '{evaluation}')"""
 
 
 @cache

@@ -25,6 +25,7 @@ def _c(name: str, sql: str, doc: str) -> Column:
         "BIGINT": pa.int64(),
         "INTEGER": pa.int32(),
         "BOOLEAN": pa.bool_(),
+        "DOUBLE": pa.float64(),
         "BLOB": pa.binary(),
         "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
         "VARCHAR[]": pa.list_(pa.string()),
@@ -136,6 +137,34 @@ TABLES: dict[str, list[Column]] = {
         _c("meter_after_cents", "BIGINT", "Meter after."),
         _c("rule_ids", "VARCHAR[]", "Rule IDs."),
         _c("occurred_at", "TIMESTAMPTZ", "When."),
+    ],
+    # The hold test's expectations and the decisions' evidence (consumers/evidence.py), written
+    # by `croupier evidence` off the build's path; the dbt models evaluate only the rounds it
+    # has not reached yet.
+    "evaluated_rounds": [
+        _c("evaluation", "VARCHAR", "expected | informed: which evaluation."),
+        _c("round_id", "VARCHAR", "Round evaluated (its rows, if any, are in the table below)."),
+        _c("evaluated_at", "TIMESTAMPTZ", "When."),
+    ],
+    "position_expectations": [
+        _c("round_id", "VARCHAR", "Round."),
+        _c("seat", "INTEGER", "Seat (null: the round could not be evaluated, see note)."),
+        _c("expected_house_cents", "DOUBLE", "House result expected given cards and decisions."),
+        _c("expected_variance", "DOUBLE", "Its variance (the estimate's error included)."),
+        _c("samples", "INTEGER", "Completions sampled (null: exact)."),
+        _c("round_variance", "DOUBLE", "Variance of the round's total house result."),
+        _c("note", "VARCHAR", "Why the round could not be evaluated (null: it was)."),
+    ],
+    "decision_evidence": [
+        _c("round_id", "VARCHAR", "Round."),
+        _c("seat", "INTEGER", "Seat (null: the round could not be evaluated, see note)."),
+        _c("played", "VARCHAR", "Decision taken: play | call | fold."),
+        _c("legitimate", "VARCHAR", "Best decision on what the player could see."),
+        _c("full_information", "VARCHAR", "Best decision knowing the dealer's hidden cards."),
+        _c("informative", "BOOLEAN", "The two best decisions differ."),
+        _c("gain_cents", "DOUBLE", "EV won beyond legitimate play (full information)."),
+        _c("match_probability", "DOUBLE", "Null probability of taking the full-information one."),
+        _c("note", "VARCHAR", "Why the round could not be evaluated (null: it was)."),
     ],
     "consumer_offsets": [
         _c("source_topic", "VARCHAR", "Topic."),

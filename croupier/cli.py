@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "consume": "croupier.commands.consumer:consume",
     "dashboard": "croupier.commands.dashboard:dashboard",
     "demo": "croupier.commands.demo:demo",
+    "evidence": "croupier.commands.evidence:evidence",
     "hand": "croupier.commands.hand:hand",
     "house-way": "croupier.commands.rules_cli:house_way",
     "kafka": "croupier.commands.kafka:kafka",

@@ -1,0 +1,264 @@
+"""`croupier evidence` (consumers/evidence.py `evaluate_pending`): the hold test's expectations
+and the decisions' evidence evaluated into the lake beside the consumer, once per round, so the
+build only reads them. Proven on a real night settled into a real lake: the rows equal what the
+build evaluates itself; a build reads the worker's rows and evaluates only the rest; workers
+at once, one SIGKILLed, on either catalog, leave each round evaluated once."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from consumers.evidence import (
+    EVALUATED,
+    TABLE_OF,
+    _games_with,
+    evaluate_pending,
+    evaluation_table,
+    pending_rounds,
+)
+from croupier.cli import main
+from croupier.commands.demo import run_in_process
+from events.models import Game
+from infra import lake as lakes
+from infra.marts import build_marts, connect_marts
+
+# One table of each game for an hour: about 130 rounds to evaluate, a few with bad data.
+NIGHT = {"tables": 1, "hours": 1.0, "seed": 5, "faults": "default"}
+
+
+def settled(folder: Path, catalog: str | None = None) -> lakes.Lake:
+    lake = lakes.Lake(root=folder / "lake", catalog_url=catalog)
+    run_in_process(lake, progress=False, **NIGHT)  # type: ignore[arg-type]
+    return lake
+
+
+def reference(con: duckdb.DuckDBPyConnection, evaluation: str) -> list[tuple[Any, ...]]:
+    """What the build evaluates itself for every round with player positions (sorted rows)."""
+    games = ", ".join(f"'{g}'" for g in _games_with(evaluation))
+    table = evaluation_table(
+        con,
+        f"SELECT * FROM rounds WHERE game IN ({games}) AND round_id IN "
+        "(SELECT round_id FROM settlements WHERE bettor = 'player')",
+        evaluation,
+        lake="",
+    )
+    return sorted(table.to_pylist(), key=repr)  # type: ignore[arg-type]
+
+
+def stored(con: duckdb.DuckDBPyConnection, evaluation: str) -> list[tuple[Any, ...]]:
+    rows = con.execute(f"SELECT * FROM {TABLE_OF[evaluation]}").to_arrow_table()
+    return sorted(rows.to_pylist(), key=repr)  # type: ignore[arg-type]
+
+
+def marks(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int]]:
+    """(evaluation, round_id, times marked) of every evaluated round."""
+    return con.execute(
+        f"SELECT evaluation, round_id, count(*) FROM {EVALUATED} GROUP BY ALL ORDER BY ALL"
+    ).fetchall()
+
+
+def test_the_worker_evaluates_each_round_once_as_the_build_would(tmp_path: Path) -> None:
+    lake = settled(tmp_path)
+    con = lakes.connect(lake)
+    try:  # a stored event the contract refuses: its round gets a note, as in the build
+        unreadable, event_id = con.execute(
+            "SELECT round_id, event_id FROM events WHERE event_type = 'player_decided' "
+            "AND game = 'holdem' ORDER BY seq LIMIT 1 OFFSET 7"
+        ).fetchone() or ("", "")
+        con.execute(
+            'UPDATE events SET payload = \'{"event_type": "player_decided", "v": 9}\' '
+            "WHERE event_id = ?",
+            [event_id],
+        )
+    finally:
+        con.close()
+    runner = CliRunner()
+    first = runner.invoke(main, ["evidence", "--lake", str(lake.root), "--batch", "25"])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(main, ["evidence", "--lake", str(lake.root)])
+    assert again.exit_code == 0, again.output
+    assert "evaluated 0 rounds' expectations and 0 rounds' decisions" in again.output
+    con = lakes.connect(lake, read_only=True)
+    try:
+        for evaluation in TABLE_OF:
+            expected = reference(con, evaluation)
+            assert expected and stored(con, evaluation) == expected, evaluation
+            assert pending_rounds(con, evaluation) == 0
+            notes = {row["round_id"] for row in stored(con, evaluation) if row["note"]}  # type: ignore[call-overload]
+            assert notes == {unreadable}, evaluation
+        found = marks(con)
+        evaluated = con.execute(
+            "SELECT count(DISTINCT round_id) FROM rounds WHERE round_id IN "
+            "(SELECT round_id FROM settlements WHERE bettor = 'player') AND game = ?",
+            [Game.HOLDEM.value],
+        ).fetchone()
+    finally:
+        con.close()
+    assert {times for _, _, times in found} == {1}
+    holdem_marked = sum(1 for evaluation, _, _ in found if evaluation == "informed")
+    assert evaluated is not None and holdem_marked >= evaluated[0] > 10
+    assert f"evaluated {sum(e == 'expected' for e, _, _ in found):,} rounds' expectations" in (
+        first.output
+    )
+
+
+def test_a_build_reads_the_worker_rows_and_evaluates_only_the_rounds_it_has_not_reached(
+    tmp_path: Path,
+) -> None:
+    """Half-way through the worker's backlog: the build takes the worker's rows as they are
+    in the lake (one altered here to tell them apart) and evaluates the other rounds itself."""
+    lake = settled(tmp_path)
+    con = lakes.connect(lake)
+    try:
+        for evaluation in TABLE_OF:
+            assert evaluate_pending(con, evaluation, rounds=15) == 15
+        references = {evaluation: reference(con, evaluation) for evaluation in TABLE_OF}
+        marked = con.execute(
+            f"SELECT round_id FROM {EVALUATED} WHERE evaluation = 'informed' ORDER BY round_id"
+        ).fetchall()
+        altered = marked[0][0]
+        con.execute(
+            "UPDATE decision_evidence SET gain_cents = 12345.0 WHERE round_id = ?", [altered]
+        )
+    finally:
+        con.close()
+    build_marts(lake, tmp_path / "marts", quiet=True)
+    marts = connect_marts(tmp_path / "marts")
+    try:
+        built = {
+            evaluation: sorted(
+                marts.execute(f"SELECT * EXCLUDE (lake_row_id) FROM intermediate.int_{model}")
+                .to_arrow_table()
+                .to_pylist(),
+                key=repr,
+            )
+            for evaluation, model in (
+                ("expected", "position_expectations"),
+                ("informed", "decision_evidence"),
+            )
+        }
+    finally:
+        marts.close()
+    assert built["expected"] == references["expected"]
+    assert len(references["expected"]) > 15
+    informed = references["informed"]
+    for row in informed:
+        if row["round_id"] == altered:  # type: ignore[call-overload]
+            row["gain_cents"] = 12345.0  # type: ignore[index]
+    assert built["informed"] == sorted(informed, key=repr)
+    assert {r["round_id"] for r in informed} - {m[0] for m in marked}  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("catalog", ["sqlite", "postgres"])
+def test_workers_at_once_one_of_them_killed_evaluate_each_round_once(
+    catalog: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    url = request.getfixturevalue("postgres_database") if catalog == "postgres" else None
+    lake = settled(tmp_path, url)
+    env = {"CROUPIER_LAKE_CATALOG": url} if url else {}
+    command = [sys.executable, "-m", "croupier", "evidence", "--lake", str(lake.root)]
+
+    def start(*extra: str) -> subprocess.Popen[str]:
+        import os
+
+        return subprocess.Popen(
+            [*command, *extra], env={**os.environ, **env}, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def evaluated() -> int:
+        con = lakes.connect(lake, read_only=True)
+        try:
+            return sum(times for _, _, times in marks(con))
+        finally:
+            con.close()
+
+    killed = start("--batch", "3")
+    deadline = time.monotonic() + 120
+    while evaluated() == 0:  # its first batch committed: kill it in the middle of the rest
+        assert killed.poll() is None and time.monotonic() < deadline, killed.communicate()
+        time.sleep(0.05)
+    killed.send_signal(signal.SIGKILL)
+    killed.communicate()
+    # one worker works the backlog off and ends; one keeps going until told to stop
+    once, service = start("--batch", "4"), start("--batch", "4", "--every", "0.5")
+    out, err = once.communicate(timeout=300)
+    assert once.returncode == 0, err[-3000:]
+    assert "evaluated" in out
+    con = lakes.connect(lake, read_only=True)
+    try:
+        assert sum(pending_rounds(con, evaluation) for evaluation in TABLE_OF) == 0
+    finally:
+        con.close()
+    service.send_signal(signal.SIGTERM)
+    out, err = service.communicate(timeout=60)
+    assert service.returncode == 0, err[-3000:]
+    assert "evaluated" in out
+    con = lakes.connect(lake, read_only=True)
+    try:
+        assert {times for _, _, times in marks(con)} == {1}
+        for evaluation in TABLE_OF:
+            assert stored(con, evaluation) == reference(con, evaluation), evaluation
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("catalog", ["sqlite", "postgres"])
+def test_a_worker_beside_the_consumer_changes_nothing_the_consumer_writes(
+    catalog: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """The worker commits every 0.2 s (altering `evaluated_rounds` each time) while the
+    consumer commits a recording in batches of 25: neither fails, and the consumer's tables
+    equal those of the same recording consumed alone."""
+    import os
+
+    from producers.simulator import simulate
+    from tests.consumers.helpers import lake_hashes
+
+    url = request.getfixturevalue("postgres_database") if catalog == "postgres" else None
+    sim = simulate(tables=1, hours=1.0, seed=6, faults={})
+    recording = tmp_path / "night.jsonl"
+    recording.write_text("".join(m.value.decode() + "\n" for m in sim))
+    lake = lakes.Lake(root=tmp_path / "lake", catalog_url=url)
+    env = {**os.environ, **({"CROUPIER_LAKE_CATALOG": url} if url else {})}
+    croupier = [sys.executable, "-m", "croupier"]
+    where = ["--lake", str(lake.root)]
+    made = subprocess.run([*croupier, "lake", "init", *where], env=env, capture_output=True)
+    assert made.returncode == 0, made.stderr
+    worker = subprocess.Popen(
+        [*croupier, "evidence", *where, "--every", "0.5", "--batch", "5"], env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    consumed = subprocess.run(
+        [*croupier, "consume", *where, "--file", str(recording), "--batch-size", "25"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    worker.send_signal(signal.SIGTERM)
+    out, err = worker.communicate(timeout=120)
+    assert consumed.returncode == 0, consumed.stderr[-3000:]
+    assert worker.returncode == 0, err[-3000:]
+    assert "evaluated" in out and "so far" in err  # it committed while the consumer did
+    alone = lakes.Lake(root=tmp_path / "alone")
+    result = CliRunner().invoke(
+        main, ["consume", "--lake", str(alone.root), "--file", str(recording)]
+    )
+    assert result.exit_code == 0, result.output
+    assert lake_hashes(lake) == lake_hashes(alone)
+    finished = subprocess.run([*croupier, "evidence", *where], env=env, capture_output=True)
+    assert finished.returncode == 0, finished.stderr
+    con = lakes.connect(lake, read_only=True)
+    try:
+        assert {times for _, _, times in marks(con)} == {1}
+        for evaluation in TABLE_OF:
+            assert stored(con, evaluation) == reference(con, evaluation), evaluation
+    finally:
+        con.close()
