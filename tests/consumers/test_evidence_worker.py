@@ -66,6 +66,17 @@ def marks(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int]]:
     ).fetchall()
 
 
+def assert_each_round_evaluated_once(lake: lakes.Lake) -> None:
+    """Every round marked once, and the stored rows exactly what the build would evaluate."""
+    con = lakes.connect(lake, read_only=True)
+    try:
+        assert {times for _, _, times in marks(con)} == {1}
+        for evaluation in TABLE_OF:
+            assert stored(con, evaluation) == reference(con, evaluation), evaluation
+    finally:
+        con.close()
+
+
 def test_the_worker_evaluates_each_round_once_as_the_build_would(tmp_path: Path) -> None:
     lake = settled(tmp_path)
     con = lakes.connect(lake)
@@ -203,13 +214,7 @@ def test_workers_at_once_one_of_them_killed_evaluate_each_round_once(
     out, err = service.communicate(timeout=60)
     assert service.returncode == 0, err[-3000:]
     assert "evaluated" in out
-    con = lakes.connect(lake, read_only=True)
-    try:
-        assert {times for _, _, times in marks(con)} == {1}
-        for evaluation in TABLE_OF:
-            assert stored(con, evaluation) == reference(con, evaluation), evaluation
-    finally:
-        con.close()
+    assert_each_round_evaluated_once(lake)
 
 
 @pytest.mark.parametrize("catalog", ["sqlite", "postgres"])
@@ -255,10 +260,4 @@ def test_a_worker_beside_the_consumer_changes_nothing_the_consumer_writes(
     assert lake_hashes(lake) == lake_hashes(alone)
     finished = subprocess.run([*croupier, "evidence", *where], env=env, capture_output=True)
     assert finished.returncode == 0, finished.stderr
-    con = lakes.connect(lake, read_only=True)
-    try:
-        assert {times for _, _, times in marks(con)} == {1}
-        for evaluation in TABLE_OF:
-            assert stored(con, evaluation) == reference(con, evaluation), evaluation
-    finally:
-        con.close()
+    assert_each_round_evaluated_once(lake)
