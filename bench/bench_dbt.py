@@ -108,8 +108,8 @@ def evidence_pass(night: lakes.Lake) -> tuple[int, float]:
     try:
         start, done = time.perf_counter(), 0
         for evaluation in TABLE_OF:
-            while n := evaluate_pending(sink.con, evaluation, rounds=500):
-                done += n
+            while (step := evaluate_pending(sink.con, evaluation, rounds=500)).picked:
+                done += step.marked
         return done, time.perf_counter() - start
     finally:
         sink.close()

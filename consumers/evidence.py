@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 import numpy as np
@@ -70,8 +70,9 @@ def model(dbt: Any, session: Any, positions: Any, evaluation: str) -> Any:
     """The dbt Python model of `evaluation` ('expected': int_position_expectations,
     'informed': int_decision_evidence) over `positions` (fct_positions), incremental: the
     rounds of positions newer than the model's `lake_row_id` watermark, each row carrying its
-    round's watermark. Rounds `croupier evidence` has evaluated are read from the lake; the
-    others are evaluated here, by the same function. (dbt reads a Python model's
+    round's watermark. In an incremental build, rounds `croupier evidence` has evaluated are
+    read from the lake and the others evaluated here, by the same function; a full refresh
+    evaluates every round from the events again, trusting no stored row. (dbt reads a Python model's
     `ref`/`source` calls from its own file, so the models make them and hand over the
     relation.)"""
     watermark = -1
@@ -82,7 +83,7 @@ def model(dbt: Any, session: Any, positions: Any, evaluation: str) -> Any:
     schema = _TABLES[evaluation][0]
     table = TABLE_OF[evaluation]
     stored = pa.table({name: [] for name in schema.names}, schema=schema)
-    if _lake_has(session, table, EVALUATED):
+    if dbt.is_incremental and _lake_has(session, table, EVALUATED):
         stored = (
             session.sql(
                 f"SELECT {', '.join(schema.names)} FROM lake.main.{table} "
@@ -128,20 +129,28 @@ def _games_sql(evaluation: str) -> str:
     return ", ".join(f"'{game}'" for game in _games_with(evaluation)) or "NULL"
 
 
-def evaluate_pending(con: Any, evaluation: str, *, rounds: int) -> int:
+class Step(NamedTuple):
+    """One `evaluate_pending` step: rounds it evaluated, and of those the ones it marked (the
+    others another worker committed first)."""
+
+    picked: int
+    marked: int
+
+
+def evaluate_pending(con: Any, evaluation: str, *, rounds: int) -> Step:
     """One step of `croupier evidence` on a read-write connection to the lake (its catalog in
     use): up to `rounds` rounds with player positions in games with `evaluation` that it has not
     evaluated yet, oldest first, evaluated (`evaluation_table`) and committed with their
-    `evaluated_rounds` marks in one transaction. Returns how many were evaluated (0: none
-    pending). Idempotent, so a caller may run it again after a commit conflict: rows of rounds
-    another worker committed meanwhile are left out."""
+    `evaluated_rounds` marks in one transaction (`Step`; picked 0: none pending). Idempotent,
+    so a caller may run it again after a commit conflict: rows of rounds another worker
+    committed meanwhile are left out."""
     ids = con.execute(
         f"SELECT round_id {_pending(evaluation)} GROUP BY round_id "
         "ORDER BY min(ended_at), round_id LIMIT ?",
         [rounds],
     ).to_arrow_table()
     if not ids.num_rows:
-        return 0
+        return Step(0, 0)
     con.register("evidence_picked", ids)
     try:
         found = evaluation_table(
@@ -159,11 +168,11 @@ def evaluate_pending(con: Any, evaluation: str, *, rounds: int) -> int:
                 f"INSERT INTO {TABLE_OF[evaluation]} SELECT * FROM evidence_rows WHERE {fresh}",
                 [evaluation],
             )
-            con.execute(
+            marked = con.execute(
                 f"INSERT INTO {EVALUATED} SELECT ?, round_id, now() FROM evidence_picked "
                 f"WHERE {fresh}",
                 [evaluation, evaluation],
-            )
+            ).fetchone()
             con.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(duckdb.Error):  # a failed commit has ended it already
@@ -173,7 +182,7 @@ def evaluate_pending(con: Any, evaluation: str, *, rounds: int) -> int:
         for name in ("evidence_picked", "evidence_rows"):
             with contextlib.suppress(Exception):
                 con.unregister(name)
-    return int(ids.num_rows)
+    return Step(int(ids.num_rows), int(marked[0]) if marked else 0)
 
 
 def pending_rounds(con: Any, evaluation: str) -> int:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from croupier.commands.lake import lake_option
+from croupier.commands.lake import lake_at, lake_option
 from infra import lake as lakes
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ def consume(
     settings = get_settings()
     metrics, server = _serve_metrics(metrics_host, _metrics_port(metrics_port))
     try:
-        sink = LakeSink(lakes.from_settings(lake_path))
+        sink = LakeSink(lake_at(lake_path))
     except BaseException:
         if server is not None:
             server.close()
@@ -264,7 +264,7 @@ def _consume_file(lake_path: Path | None, path: Path, batch_size: int, *, adopt:
     from infra.binding import LakeBoundElsewhere, StreamBinding
     from infra.config import get_settings
 
-    store = lakes.from_settings(lake_path)
+    store = lake_at(lake_path)
     try:
         with open_recording(path) as recording, lock_lake(store.root):
             sink = LakeSink(store)

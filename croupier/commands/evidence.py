@@ -3,6 +3,7 @@ into the lake beside the consumer, so `croupier build` only reads them (consumer
 
 from __future__ import annotations
 
+import math
 import signal
 import sys
 import threading
@@ -19,14 +20,15 @@ from croupier.commands.lake import existing_lake, lake_option
 @lake_option
 @click.option(
     "--batch",
-    type=click.IntRange(min=1),
-    default=200,
+    type=click.IntRange(min=1, max=100_000),
+    default=50,
     show_default=True,
-    help="Rounds evaluated and committed together.",
+    help="Rounds evaluated and committed together (a Hold'em batch of 50 takes a few "
+    "seconds: a stop waits for it).",
 )
 @click.option(
     "--every",
-    type=click.FloatRange(min=0.5),
+    type=click.FloatRange(min=0.5, max=86_400),
     default=None,
     metavar="SECONDS",
     help="Keep going: look for new rounds every SECONDS until stopped (SIGTERM/SIGINT stop "
@@ -56,6 +58,8 @@ def evidence(lake_path: Path | None, batch: int, every: float | None, quiet: boo
     from consumers.sink import LakeSink, retry_when_locked
     from infra import lake as lakes
 
+    if every is not None and math.isnan(every):
+        raise click.BadParameter("not a number", param_hint="--every")
     store = existing_lake(lake_path)
     stop = threading.Event()
     if threading.current_thread() is threading.main_thread():
@@ -68,22 +72,25 @@ def evidence(lake_path: Path | None, batch: int, every: float | None, quiet: boo
     con = sink.con
     done = dict.fromkeys(TABLE_OF, 0)
     started, reported = time.monotonic(), 0
+    steps = {e: partial(evaluate_pending, con, e, rounds=batch) for e in TABLE_OF}
     try:
         while not stop.is_set():
-            for evaluation in TABLE_OF:
-                total = retry_when_locked(partial(pending_rounds, con, evaluation))
-                if not total:
-                    continue
-                step = partial(evaluate_pending, con, evaluation, rounds=batch)
-                with click.progressbar(
-                    length=total,
-                    label=f"evaluating rounds ({evaluation})",
-                    file=sys.stderr,
-                    hidden=quiet or every is not None,
-                ) as bar:
-                    while not stop.is_set() and (n := retry_when_locked(step, conflicts=True)):
-                        done[evaluation] += n
-                        bar.update(n)
+            total = sum(retry_when_locked(partial(pending_rounds, con, e)) for e in TABLE_OF)
+            with click.progressbar(
+                length=total,
+                label="evaluating rounds",
+                file=sys.stderr,
+                hidden=quiet or every is not None or not total,
+            ) as bar:
+                # the evaluations take turns, batch by batch, so neither waits on the other
+                working = list(TABLE_OF)
+                while working and not stop.is_set():
+                    evaluation = working.pop(0)
+                    step = retry_when_locked(steps[evaluation], conflicts=True)
+                    if step.picked:
+                        working.append(evaluation)
+                    done[evaluation] += step.marked
+                    bar.update(step.picked)
             if every is None:
                 break
             if sum(done.values()) > reported:  # one line per pass that found work

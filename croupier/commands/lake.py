@@ -22,10 +22,19 @@ lake_option = click.option(
 )
 
 
-def existing_lake(lake_path: Path | None) -> lakes.Lake:
-    """The configured lake (or the one at `lake_path`); a missing one is bad usage (exit 2),
-    a catalog server that does not answer or refuses us a failure (exit 1)."""
+def lake_at(lake_path: Path | None) -> lakes.Lake:
+    """The configured lake (or the one at `lake_path`); a marts store given instead is bad
+    usage (exit 2): a writer would give it the lake's tables."""
     store = lakes.from_settings(lake_path)
+    if (store.root / "published.json").is_file():  # infra.marts.PUBLISHED
+        raise click.UsageError(f"{store.root} is a marts store (croupier build's), not a lake")
+    return store
+
+
+def existing_lake(lake_path: Path | None) -> lakes.Lake:
+    """`lake_at`, which must exist: a missing one is bad usage (exit 2), a catalog server that
+    does not answer or refuses us a failure (exit 1)."""
+    store = lake_at(lake_path)
     try:
         found = store.exists
     except lakes.LakeError as exc:  # the catalog's server does not answer or refuses us

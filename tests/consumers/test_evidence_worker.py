@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,9 @@ from croupier.cli import main
 from croupier.commands.demo import run_in_process
 from events.models import Game
 from infra import lake as lakes
-from infra.marts import build_marts, connect_marts
+from infra.marts import BuildError, build_marts, connect_marts
+from producers.simulator import DEFAULT_START
+from tests.dbt.test_invariants_catch_breaks import failed_tests
 
 # One table of each game for an hour: about 130 rounds to evaluate, a few with bad data.
 NIGHT = {"tables": 1, "hours": 1.0, "seed": 5, "faults": "default"}
@@ -41,7 +44,7 @@ def settled(folder: Path, catalog: str | None = None) -> lakes.Lake:
     return lake
 
 
-def reference(con: duckdb.DuckDBPyConnection, evaluation: str) -> list[tuple[Any, ...]]:
+def reference(con: duckdb.DuckDBPyConnection, evaluation: str) -> list[dict[str, Any]]:
     """What the build evaluates itself for every round with player positions (sorted rows)."""
     games = ", ".join(f"'{g}'" for g in _games_with(evaluation))
     table = evaluation_table(
@@ -51,12 +54,12 @@ def reference(con: duckdb.DuckDBPyConnection, evaluation: str) -> list[tuple[Any
         evaluation,
         lake="",
     )
-    return sorted(table.to_pylist(), key=repr)  # type: ignore[arg-type]
+    return sorted(table.to_pylist(), key=repr)
 
 
-def stored(con: duckdb.DuckDBPyConnection, evaluation: str) -> list[tuple[Any, ...]]:
+def stored(con: duckdb.DuckDBPyConnection, evaluation: str) -> list[dict[str, Any]]:
     rows = con.execute(f"SELECT * FROM {TABLE_OF[evaluation]}").to_arrow_table()
-    return sorted(rows.to_pylist(), key=repr)  # type: ignore[arg-type]
+    return sorted(rows.to_pylist(), key=repr)
 
 
 def marks(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int]]:
@@ -104,7 +107,7 @@ def test_the_worker_evaluates_each_round_once_as_the_build_would(tmp_path: Path)
             expected = reference(con, evaluation)
             assert expected and stored(con, evaluation) == expected, evaluation
             assert pending_rounds(con, evaluation) == 0
-            notes = {row["round_id"] for row in stored(con, evaluation) if row["note"]}  # type: ignore[call-overload]
+            notes = {row["round_id"] for row in stored(con, evaluation) if row["note"]}
             assert notes == {unreadable}, evaluation
         found = marks(con)
         evaluated = con.execute(
@@ -122,51 +125,92 @@ def test_the_worker_evaluates_each_round_once_as_the_build_would(tmp_path: Path)
     )
 
 
-def test_a_build_reads_the_worker_rows_and_evaluates_only_the_rounds_it_has_not_reached(
+def built_evaluations(marts_path: Path) -> dict[str, list[dict[str, Any]]]:
+    """The marts' int_position_expectations and int_decision_evidence rows (sorted), by
+    evaluation, without the watermark."""
+    marts = connect_marts(marts_path)
+    try:
+        return {
+            evaluation: sorted(
+                marts.execute(f"SELECT * EXCLUDE (lake_row_id) FROM intermediate.int_{table}")
+                .to_arrow_table()
+                .to_pylist(),
+                key=repr,
+            )
+            for evaluation, table in TABLE_OF.items()
+        }
+    finally:
+        marts.close()
+
+
+def test_an_incremental_build_reads_the_worker_rows_and_a_full_refresh_trusts_none(
     tmp_path: Path,
 ) -> None:
-    """Half-way through the worker's backlog: the build takes the worker's rows as they are
-    in the lake (one altered here to tell them apart) and evaluates the other rounds itself."""
+    """A second night half-way through the worker's backlog: the incremental build takes the
+    worker's rows as they are in the lake (one altered here to tell them apart) and evaluates
+    the other new rounds itself; a full refresh evaluates every round from the events again,
+    so an altered or deleted row cannot outlive it."""
     lake = settled(tmp_path)
+    marts = tmp_path / "marts"
+    build_marts(lake, marts, quiet=True)
+    con = lakes.connect(lake, read_only=True)
+    try:
+        first_night = {evaluation: pending_rounds(con, evaluation) for evaluation in TABLE_OF}
+    finally:
+        con.close()
+    run_in_process(
+        lake, progress=False, first_table=2, start=DEFAULT_START + timedelta(days=1),
+        **NIGHT,  # type: ignore[arg-type]
+    )  # fmt: skip
     con = lakes.connect(lake)
     try:
-        for evaluation in TABLE_OF:
-            assert evaluate_pending(con, evaluation, rounds=15) == 15
+        for evaluation in TABLE_OF:  # the first night's rounds, then 15 of the second's
+            step = evaluate_pending(con, evaluation, rounds=first_night[evaluation] + 15)
+            assert step.marked == first_night[evaluation] + 15
+            assert pending_rounds(con, evaluation) > 10
         references = {evaluation: reference(con, evaluation) for evaluation in TABLE_OF}
-        marked = con.execute(
-            f"SELECT round_id FROM {EVALUATED} WHERE evaluation = 'informed' ORDER BY round_id"
-        ).fetchall()
-        altered = marked[0][0]
+        (altered,) = con.execute(
+            "SELECT round_id FROM decision_evidence WHERE round_id LIKE '%-02-%' "
+            "ORDER BY round_id LIMIT 1"
+        ).fetchone() or ("",)
         con.execute(
             "UPDATE decision_evidence SET gain_cents = 12345.0 WHERE round_id = ?", [altered]
         )
     finally:
         con.close()
-    build_marts(lake, tmp_path / "marts", quiet=True)
-    marts = connect_marts(tmp_path / "marts")
-    try:
-        built = {
-            evaluation: sorted(
-                marts.execute(f"SELECT * EXCLUDE (lake_row_id) FROM intermediate.int_{model}")
-                .to_arrow_table()
-                .to_pylist(),
-                key=repr,
-            )
-            for evaluation, model in (
-                ("expected", "position_expectations"),
-                ("informed", "decision_evidence"),
-            )
-        }
-    finally:
-        marts.close()
+    build_marts(lake, marts, quiet=True)
+    built = built_evaluations(marts)
     assert built["expected"] == references["expected"]
-    assert len(references["expected"]) > 15
-    informed = references["informed"]
+    informed = [dict(row) for row in references["informed"]]
+    assert sum(row["round_id"] == altered for row in informed) >= 1
     for row in informed:
-        if row["round_id"] == altered:  # type: ignore[call-overload]
-            row["gain_cents"] = 12345.0  # type: ignore[index]
+        if row["round_id"] == altered:
+            row["gain_cents"] = 12345.0
     assert built["informed"] == sorted(informed, key=repr)
-    assert {r["round_id"] for r in informed} - {m[0] for m in marked}  # type: ignore[call-overload]
+
+    # a third night, evaluated, one stored expectation deleted: its position would vanish
+    # from the hold test; the coverage test fails the build instead
+    run_in_process(
+        lake, progress=False, first_table=3, start=DEFAULT_START + timedelta(days=2),
+        **NIGHT,  # type: ignore[arg-type]
+    )  # fmt: skip
+    result = CliRunner().invoke(main, ["evidence", "--lake", str(lake.root)])
+    assert result.exit_code == 0, result.output
+    con = lakes.connect(lake)
+    try:
+        references = {evaluation: reference(con, evaluation) for evaluation in TABLE_OF}
+        con.execute(
+            "DELETE FROM position_expectations WHERE round_id = (SELECT min(round_id) "
+            "FROM position_expectations WHERE round_id LIKE '%-03-%' AND seat IS NOT NULL)"
+        )
+    finally:
+        con.close()
+    with pytest.raises(BuildError):
+        build_marts(lake, marts, quiet=True)
+    assert failed_tests(marts) == {"assert_every_player_position_has_an_expectation"}
+
+    build_marts(lake, marts, full_refresh=True, quiet=True)
+    assert built_evaluations(marts) == references
 
 
 @pytest.mark.parametrize("catalog", ["sqlite", "postgres"])
@@ -261,3 +305,30 @@ def test_a_worker_beside_the_consumer_changes_nothing_the_consumer_writes(
     finished = subprocess.run([*croupier, "evidence", *where], env=env, capture_output=True)
     assert finished.returncode == 0, finished.stderr
     assert_each_round_evaluated_once(lake)
+
+
+def test_bad_usage_is_a_one_line_error_and_writes_nothing(tmp_path: Path) -> None:
+    """Exit 2 with one line, no traceback, nothing created: no lake; a marts store given as the
+    lake (it, and `consume`'s, would give it the lake's tables); options out of range."""
+    marts = tmp_path / "marts"
+    marts.mkdir()
+    (marts / "catalog.sqlite").write_bytes(b"")
+    (marts / "published.json").write_text("{}")
+    runner = CliRunner()
+    for args, says in (
+        (["--lake", str(tmp_path / "nothing")], "no lake at"),
+        (["--lake", str(marts)], "is a marts store"),
+        (["--every", "nan"], "--every"),
+        (["--every", "inf"], "--every"),
+        (["--batch", "99999999999999999999"], "--batch"),
+        (["--batch", "0"], "--batch"),
+    ):
+        result = runner.invoke(main, ["evidence", *args])
+        assert result.exit_code == 2, (args, result.output)
+        assert says in result.output and "Traceback" not in result.output, result.output
+    recording = tmp_path / "night.jsonl"
+    recording.write_text("")
+    result = runner.invoke(main, ["consume", "--lake", str(marts), "--file", str(recording)])
+    assert result.exit_code == 2 and "is a marts store" in result.output, result.output
+    assert sorted(p.name for p in marts.iterdir()) == ["catalog.sqlite", "published.json"]
+    assert not (tmp_path / "nothing").exists()
