@@ -100,7 +100,7 @@ def reference(lake: lakes.Lake) -> float:
 
 def evidence_pass(night: lakes.Lake) -> tuple[int, float]:
     """`croupier evidence`'s work on the source night, once (the lake keeps it): rounds evaluated
-    (both evaluations) and seconds."""
+    (each evaluation counted) and seconds."""
     from consumers.evidence import TABLE_OF, evaluate_pending
     from consumers.sink import LakeSink
 
@@ -162,7 +162,8 @@ def main() -> None:
     if evaluated:
         line(
             "croupier evidence on the source night (off the build)",
-            f"{evaluated:,} rounds in {seconds:.1f} s ({evaluated / seconds:,.0f} rounds/s)",
+            f"{evaluated:,} round evaluations (hold and hole-carding tests) in {seconds:.1f} s "
+            f"({evaluated / seconds:,.0f}/s)",
         )
 
     lake = lakes.Lake(root=args.work / f"lake-{nights}n-{per_night}r-evidence")
