@@ -8,8 +8,8 @@ positions it has not seen yet (incremental), and the hole-carding test's numbers
 beside the consumer, once per round, into the lake's `position_expectations` and
 `decision_evidence` (marked in `evaluated_rounds`); the models read those rows and evaluate
 only the rounds it has not reached, with the same function, so the marts are the same either
-way. A round is evaluated once, on the lake as first seen (as the models' append always did):
-a later full refresh reads the stored rows.
+way. A round is evaluated once, on the lake as first seen (as the models' append always did);
+a full refresh trusts no stored row and evaluates every round from the events again.
 
 - 'expected': every player position's house result as expected over the cards its
   players could not see, given the cards and decisions as played, under the round's own rule
