@@ -25,8 +25,10 @@ lake_option = click.option(
 def lake_at(lake_path: Path | None) -> lakes.Lake:
     """The configured lake (or the one at `lake_path`); a marts store given instead is bad
     usage (exit 2): a writer would give it the lake's tables."""
+    from infra.marts import PUBLISHED
+
     store = lakes.from_settings(lake_path)
-    if (store.root / "published.json").is_file():  # infra.marts.PUBLISHED
+    if (store.root / PUBLISHED).is_file():
         raise click.UsageError(f"{store.root} is a marts store (croupier build's), not a lake")
     return store
 
