@@ -25,16 +25,23 @@ def stored_rounds(
     another)."""
     con.execute(
         f"""
+        CREATE OR REPLACE TEMP TABLE stored_picked AS
+        SELECT p.round_id, p.table_id, p.game, p.profile, p.profile_version, p.started_at,
+               p.ended_at
+        FROM ({picked}) p
+        """,
+        list(params),
+    )
+    (count,) = con.execute("SELECT count(*) FROM stored_picked").fetchone()
+    if not count:  # nothing to read: spare the scans of the whole lake below
+        return
+    con.execute(
+        f"""
         CREATE OR REPLACE TEMP TABLE picked_rounds AS
-        WITH picked AS (
-            SELECT p.round_id, p.table_id, p.game, p.profile, p.profile_version, p.started_at,
-                   p.ended_at
-            FROM ({picked}) p
-        ),
-        lines AS (
+        WITH lines AS (
             SELECT s.round_id, sum(s.wager_cents)::BIGINT AS handle_cents,
                    sum(s.house_result_cents)::BIGINT AS house_result_cents
-            FROM {lake}settlements s JOIN picked USING (round_id) GROUP BY s.round_id
+            FROM {lake}settlements s JOIN stored_picked USING (round_id) GROUP BY s.round_id
         ),
         ledger AS (
             SELECT j.table_id, j.round_id, max(j.occurred_at) AS occurred_at,
@@ -52,13 +59,12 @@ def stored_rounds(
                coalesce(l.handle_cents, 0) AS handle_cents,
                coalesce(l.house_result_cents, 0) AS house_result_cents,
                coalesce(own.meter_before_cents, last.meter_cents) AS meter_cents
-        FROM picked p
+        FROM stored_picked p
         LEFT JOIN lines l USING (round_id)
         LEFT JOIN ledger own ON own.round_id = p.round_id
         ASOF LEFT JOIN meters last
             ON last.table_id = p.table_id AND last.occurred_at <= p.started_at
-        """,
-        list(params),
+        """
     )
     cursor = con.execute(
         f"""
@@ -71,7 +77,9 @@ def stored_rounds(
         -- recorded after round_ended is stored, never applied)
         LEFT JOIN (
             SELECT round_id, table_id, min(seq) AS end_seq FROM {lake}events
-            WHERE event_type IN ('round_ended', 'round_voided') GROUP BY round_id, table_id
+            WHERE event_type IN ('round_ended', 'round_voided')
+                AND round_id IN (SELECT round_id FROM stored_picked)
+            GROUP BY round_id, table_id
         ) ends ON ends.round_id = w.round_id AND ends.table_id = w.table_id
         WHERE e.seq <= coalesce(ends.end_seq, e.seq)
         ORDER BY w.table_id, w.started_at, w.round_id, e.seq

@@ -49,6 +49,19 @@ def test_equal_trials_give_the_binomial_tail() -> None:
     assert law.sf(61) == 0.0 and poisson_binomial_sf([], 0) == 1.0
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 63, 64, 65, 129, 1001])
+def test_the_product_tree_agrees_with_adding_trials_one_at_a_time(n: int) -> None:
+    """poisson_binomial_sf multiplies the trials' polynomials pairwise (odd levels padded,
+    short and long polynomials by different code); PoissonBinomial adds them one by one."""
+    rng = random.Random(n)
+    q = [rng.random() for _ in range(n)]
+    law = PoissonBinomial()
+    for p in q:
+        law.add(p)
+    for k in sorted({0, 1, n // 3, n // 2, (3 * n) // 4, n, n + 1}):
+        assert poisson_binomial_sf(q, k) == pytest.approx(law.sf(k), rel=1e-9, abs=1e-300)
+
+
 def test_a_full_hole_carder_is_improbable_fast() -> None:
     """A player who matches every one of 20 decisions each matched with probability 0.6 by
     chance: p = 0.6^20 = 3.7e-5, below the 1e-4 a lone cheater among 100 players needs."""
