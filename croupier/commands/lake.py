@@ -12,6 +12,7 @@ import duckdb
 from infra import lake as lakes
 from infra import readonly
 from infra.catalog_url import redact
+from infra.marts import PUBLISHED, connect_marts
 
 lake_option = click.option(
     "--lake",
@@ -25,8 +26,6 @@ lake_option = click.option(
 def lake_at(lake_path: Path | None) -> lakes.Lake:
     """The configured lake (or the one at `lake_path`); a marts store given instead is bad
     usage (exit 2): a writer would give it the lake's tables."""
-    from infra.marts import PUBLISHED
-
     store = lakes.from_settings(lake_path)
     if (store.root / PUBLISHED).is_file():
         raise click.UsageError(f"{store.root} is a marts store (croupier build's), not a lake")
@@ -313,8 +312,6 @@ def sql(lake_path: Path | None, query: str | None, fmt: str) -> None:
       croupier sql -c "SELECT game, count(*) FROM rounds GROUP BY game"
       croupier sql            # interactive; end statements with ';', quit with .quit or Ctrl-D
     """
-    from infra.marts import PUBLISHED, connect_marts
-
     store = lakes.from_settings(lake_path)
     try:
         if (store.root / PUBLISHED).is_file():  # a marts store: its last successful build

@@ -21,10 +21,7 @@ positions as (
     select p.*, e.expected_house_cents, e.round_variance
     from {{ ref('fct_positions') }} as p
     left join expected as e
-        on e.round_id = p.round_id
-        -- (player positions only, in the key: a condition on p alone in a left join's `on`
-        -- makes DuckDB join by nested loops, hours on a big lake)
-        and e.seat = case when p.bettor = 'player' then p.seat end
+        on e.round_id = p.round_id and e.seat = {{ player_seat('p') }}
     where p.wager_cents > 0
 ),
 

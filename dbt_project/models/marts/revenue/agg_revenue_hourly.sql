@@ -35,10 +35,7 @@ positions as (
         count(*) = count(e.round_id) as valued
     from {{ ref('fct_positions') }} as p
     left join {{ ref('int_position_expectations') }} as e
-        on e.round_id = p.round_id
-        -- (player positions only, in the key: a condition on p alone in a left join's `on`
-        -- makes DuckDB join by nested loops, hours on a big lake)
-        and e.seat = case when p.bettor = 'player' then p.seat end
+        on e.round_id = p.round_id and e.seat = {{ player_seat('p') }}
         and e.note is null
     where p.wager_cents > 0 and {{ affected_days() }}
     group by p.round_id
