@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from consumers.increments import watermark
 from consumers.schema import ARROW_SCHEMAS
 from consumers.stored_rounds import stored_rounds
 from events.models import Game
@@ -75,11 +76,7 @@ def model(dbt: Any, session: Any, positions: Any, evaluation: str) -> Any:
     evaluates every round from the events again, trusting no stored row. (dbt reads a Python model's
     `ref`/`source` calls from its own file, so the models make them and hand over the
     relation.)"""
-    watermark = -1
-    if dbt.is_incremental:
-        query = f"SELECT coalesce(max(lake_row_id), -1) FROM {dbt.this}"
-        watermark = session.sql(query).fetchone()[0]
-    picked = _new_rounds(positions, watermark, evaluation)
+    picked = _new_rounds(positions, watermark(dbt, session), evaluation)
     schema = _TABLES[evaluation][0]
     table = TABLE_OF[evaluation]
     stored = pa.table({name: [] for name in schema.names}, schema=schema)
@@ -111,14 +108,15 @@ def _lake_has(session: Any, *tables: str) -> bool:
     return bool(found == len(tables))
 
 
-def _new_rounds(positions: Any, watermark: int, evaluation: str) -> str:
+def _new_rounds(positions: Any, mark: int, evaluation: str) -> str:
     """The SELECT of lake rounds (as `stored_rounds` takes) whose player positions are newer
-    than `watermark` (fct_positions' `lake_row_id`) in games with `evaluation`; registers the
+    than `mark` (the model's watermark of fct_positions' `lake_row_id`) in games with
+    `evaluation`; registers the
     view `evidence_new_rounds` (round_id, lake_row_id) the models join back for their
     watermark."""
     games = _games_sql(evaluation)
     positions.filter(
-        f"lake_row_id > {int(watermark)} AND bettor = 'player' AND game IN ({games})"
+        f"lake_row_id > {int(mark)} AND bettor = 'player' AND game IN ({games})"
     ).aggregate("round_id, max(lake_row_id) AS lake_row_id", "round_id").create_view(
         "evidence_new_rounds", replace=True
     )
@@ -327,18 +325,27 @@ def poisson_binomial_sf(probabilities: npt.ArrayLike, k: int) -> float:
     return float(min(1.0, level[0, k:].sum()))
 
 
-def decision_tests(session: Any, decisions: Any) -> Any:
+def decision_tests(session: Any, decisions: Any, *, since: int = -1) -> Any:
     """The dbt Python model agg_player_decisions over `decisions` (fct_decisions): for
     each player (and game), and each dealer x player pair, the hole-carding test over their
     decisions, with the evidence a surveillance officer reads (informative decisions, how often
     the full-information choice was taken there, the EV won beyond legitimate play, agreement
     with the legitimate strategy). The statistic is the count of decisions that matched the
     full-information choice, over decisions whose null probability is strictly between 0 and
-    1; its p-value is the exact Poisson-binomial upper tail (`poisson_binomial_sf`)."""
+    1; its p-value is the exact Poisson-binomial upper tail (`poisson_binomial_sf`).
+
+    Only the players (and games) with a decision whose `lake_row_id` is above `since` are
+    tested, over all their decisions: their rows replace the old ones by `subject_key`, and
+    each row's `lake_row_id` (its newest decision's) is the model's watermark."""
     decisions.create_view("decision_tests_decisions", replace=True)
     grouped = session.sql(
-        """
+        f"""
         SELECT
+            concat_ws('|', subject_type, game, dealer_id, player_ref) AS subject_key,
+            subject_type, player_ref, dealer_id, game, decisions, informative_decisions,
+            informative_taken, legitimate_agreements, gain_cents, first_day, last_day,
+            lake_row_id, null_p, matches
+        FROM (SELECT
             CASE WHEN grouping(dealer_id) = 0 THEN 'dealer_player' ELSE 'player' END
                 AS subject_type,
             player_ref, dealer_id, game,
@@ -350,19 +357,22 @@ def decision_tests(session: Any, decisions: Any) -> Any:
             sum(gain_cents) AS gain_cents,
             min(gaming_date) AS first_day,
             max(gaming_date) AS last_day,
+            max(lake_row_id) AS lake_row_id,
             list(match_probability ORDER BY round_id)
                 FILTER (WHERE match_probability > 0 AND match_probability < 1) AS null_p,
             count(*) FILTER (WHERE match_probability > 0 AND match_probability < 1
                              AND took_full_information) AS matches
         FROM decision_tests_decisions
-        WHERE player_ref IS NOT NULL
-        GROUP BY GROUPING SETS ((player_ref, game), (player_ref, dealer_id, game))
+        JOIN (SELECT DISTINCT player_ref, game FROM decision_tests_decisions
+              WHERE player_ref IS NOT NULL AND lake_row_id > {int(since)}) USING (player_ref, game)
+        GROUP BY GROUPING SETS ((player_ref, game), (player_ref, dealer_id, game)))
         """
     ).fetchall()
     columns = [
-        "subject_type", "player_ref", "dealer_id", "game", "decisions", "informative_decisions",
-        "informative_taken", "legitimate_agreements", "gain_cents", "first_day", "last_day",
-        "tested_decisions", "matches", "expected_matches", "match_sd", "p_value",
+        "subject_key", "subject_type", "player_ref", "dealer_id", "game", "decisions",
+        "informative_decisions", "informative_taken", "legitimate_agreements", "gain_cents",
+        "first_day", "last_day", "lake_row_id", "tested_decisions", "matches",
+        "expected_matches", "match_sd", "p_value",
     ]  # fmt: skip
     rows: dict[str, list[Any]] = {name: [] for name in columns}
     for *head, null_p, matches in grouped:

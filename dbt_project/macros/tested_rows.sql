@@ -22,8 +22,10 @@
 {%- endmacro %}
 
 {% macro tested_up_to(source_table) -%}
-    {#- The lake row id of `source_table` up to which rows were tested, or -1 (test them all). -#}
-    {%- set raw = env_var('CROUPIER_TESTED_UP_TO', '') -%}
+    {#- The lake row id of `source_table` up to which rows were tested, or -1 (test them all).
+        Read only when the test runs: a file that reads an environment variable while dbt
+        parses it is parsed again whenever the variable changes, which it does every build. -#}
+    {%- set raw = env_var('CROUPIER_TESTED_UP_TO', '') if execute else '' -%}
     {%- set marks = fromjson(raw) if raw else {} -%}
     {{- marks.get(source_table, -1) -}}
 {%- endmacro %}

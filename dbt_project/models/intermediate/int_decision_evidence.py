@@ -5,7 +5,7 @@ consumers/evidence.py does the work, incrementally."""
 
 
 def model(dbt, session):
-    from consumers.evidence import model
+    from consumers.increments import unchanged
 
     dbt.config(materialized="incremental", incremental_strategy="append")
     positions = dbt.ref("fct_positions")
@@ -14,4 +14,8 @@ def model(dbt, session):
     dbt.source("lake", "events")
     dbt.source("lake", "settlements")
     dbt.source("lake", "jackpot_ledger")
+    if (nothing := unchanged(dbt, session, positions)) is not None:
+        return nothing
+    from consumers.evidence import model
+
     return model(dbt, session, positions, "informed")

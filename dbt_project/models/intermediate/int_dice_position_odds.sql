@@ -1,3 +1,5 @@
+{{ config(tags=['project_only']) }}
+
 -- The exact chance of each position the dice can choose (PGP-A11b): all 216 equally likely
 -- ordered rolls of three fair dice, position = (total - 1) mod 7 counted from the banker.
 -- Six positions get 31 rolls each and the seventh (the banker's right-hand neighbour) 30.

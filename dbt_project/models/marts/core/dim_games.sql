@@ -1,3 +1,5 @@
+{{ config(tags=['project_only']) }}
+
 -- The three games, their regulation and default rule profile (seeds/games.csv).
 select
     game,

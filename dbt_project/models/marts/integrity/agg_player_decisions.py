@@ -1,11 +1,19 @@
 """The hole-carding numbers per player (and game) and per dealer x player pair over every decision
 in the lake: the count of decisions that matched the full-information choice against its exact
 Poisson-binomial null (consumers/evidence.py `decision_tests`). A Python model because SQL has
-no Poisson-binomial tail; rebuilt whole each time (it is small: one row per player and pair)."""
+no Poisson-binomial tail. Incremental: a build recomputes, over all their decisions, only the
+players (and games) with decisions above the watermark, and replaces their rows."""
 
 
 def model(dbt, session):
-    dbt.config(materialized="table")
+    from consumers.increments import unchanged, watermark
+
+    dbt.config(
+        materialized="incremental", incremental_strategy="delete+insert", unique_key="subject_key"
+    )
+    decisions = dbt.ref("fct_decisions")
+    if (nothing := unchanged(dbt, session, decisions)) is not None:
+        return nothing
     from consumers.evidence import decision_tests
 
-    return decision_tests(session, dbt.ref("fct_decisions"))
+    return decision_tests(session, decisions, since=watermark(dbt, session))

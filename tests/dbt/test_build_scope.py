@@ -1,0 +1,104 @@
+"""What an incremental `croupier build` runs again. With the project unchanged since the last
+build that passed, the seeds, the unit tests and the models made from the project alone (tag
+project_only) are as that build left them and are not run; every test that reads what the lake
+feeds still runs, a foreign key from new rows into a seed included. A build of a selection tests
+only its part, so the next whole build still tests every row the last whole build did not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from infra import lake as lakes
+from infra.marts import BuildError, build_marts, connect_marts
+from tests.dbt.conftest import settle_night
+
+PROJECT_ONLY = {"dim_games", "dim_rules", "dim_shifts", "int_dice_position_odds"}
+SEEDS = {"games", "rules", "shifts", "house_edges", "progressive_paytable"}
+# tests that read only seeds or project-only models, and tests that also read the lake's rows
+ON_THE_PROJECT = {
+    "unique_games_game",
+    "unique_dim_shifts_shift_no",
+    "assert_shifts_cover_the_gaming_day",
+}
+ON_NEW_ROWS = {
+    "relationships_stg_lake__events_game__game__ref_games_",
+    "relationships_fct_bets_shift_no__shift_no__ref_dim_shifts_",
+    "relationships_fct_violations_rule_id__rule_id__ref_dim_rules_",
+    "accepted_values_stg_lake__violations_severity__critical__major__minor",
+}
+
+
+def ran(marts: Path) -> dict[str, str]:
+    """Node name (without dbt's hash suffix) -> resource type, of the last dbt run."""
+    return {name: kind for name, (kind, _) in results(marts).items()}
+
+
+def results(marts: Path) -> dict[str, tuple[str, str]]:
+    """Node name -> (resource type, status), of the last dbt run."""
+    run = json.loads((marts / "_dbt" / "target" / "run_results.json").read_text())
+    nodes = {}
+    for result in run["results"]:
+        kind, _, name, *rest = result["unique_id"].split(".")
+        if kind == "unit_test":  # unit_test.croupier.<model>.<test>
+            name = ".".join([name, *rest])
+        nodes[name] = (kind, result["status"])
+    return nodes
+
+
+def marks_of_last_build(marts: Path) -> dict[str, int]:
+    """The lake row id, per source table, up to which the last build recorded rows as tested."""
+    con = connect_marts(marts)
+    try:
+        row = con.execute(
+            "SELECT tested_up_to FROM build_log ORDER BY finished_at DESC LIMIT 1"
+        ).fetchone()
+    finally:
+        con.close()
+    assert row is not None
+    return {k: int(v) for k, v in json.loads(row[0]).items()}
+
+
+def add_bad_violation(lake: lakes.Lake) -> None:
+    """A copy of a violation under a new id, with a severity no rule has."""
+    con = lakes.connect(lake)
+    try:
+        con.execute(
+            "INSERT INTO violations SELECT * REPLACE (violation_id || '-x' AS violation_id, "
+            "'bogus' AS severity) FROM violations LIMIT 1"
+        )
+        assert con.execute(
+            "SELECT count(*) FROM violations WHERE severity = 'bogus'"
+        ).fetchone() == (1,)
+    finally:
+        con.close()
+
+
+def test_an_unchanged_project_reruns_only_what_the_lake_feeds_and_a_selection_advances_nothing(
+    tmp_path: Path,
+) -> None:
+    lake = settle_night(tmp_path, tables=1, hours=0.5, seed=7)
+    marts = tmp_path / "marts"
+    build_marts(lake, marts, quiet=True)
+    first = ran(marts)
+    assert first.keys() >= SEEDS | PROJECT_ONLY | ON_THE_PROJECT | ON_NEW_ROWS
+    assert "unit_test" in first.values()
+
+    build_marts(lake, marts, quiet=True)
+    again = ran(marts)
+    assert not (SEEDS | PROJECT_ONLY | ON_THE_PROJECT) & again.keys()
+    assert "unit_test" not in again.values()
+    assert ON_NEW_ROWS | {"fct_bets", "agg_player_decisions"} <= again.keys()
+
+    # a violation of unknown severity arrives; a build of one model does not test it...
+    whole = marks_of_last_build(marts)
+    add_bad_violation(lake)
+    build_marts(lake, marts, select="fct_bets", quiet=True)
+    assert marks_of_last_build(marts) == whole
+    # ...so the next whole build does, and fails on it
+    with pytest.raises(BuildError):
+        build_marts(lake, marts, quiet=True)
+    failed = {name for name, (_, status) in results(marts).items() if status in ("fail", "error")}
+    assert "accepted_values_stg_lake__violations_severity__critical__major__minor" in failed
