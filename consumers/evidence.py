@@ -325,6 +325,15 @@ def poisson_binomial_sf(probabilities: npt.ArrayLike, k: int) -> float:
     return float(min(1.0, level[0, k:].sum()))
 
 
+# agg_player_decisions' columns, in order
+_DECISION_TEST_COLUMNS = [
+    "subject_key", "subject_type", "player_ref", "dealer_id", "game", "decisions",
+    "informative_decisions", "informative_taken", "legitimate_agreements", "gain_cents",
+    "first_day", "last_day", "lake_row_id", "tested_decisions", "matches", "expected_matches",
+    "match_sd", "p_value",
+]  # fmt: skip
+
+
 def decision_tests(session: Any, decisions: Any, *, since: int = -1) -> Any:
     """The dbt Python model agg_player_decisions over `decisions` (fct_decisions): for
     each player (and game), and each dealer x player pair, the hole-carding test over their
@@ -338,6 +347,7 @@ def decision_tests(session: Any, decisions: Any, *, since: int = -1) -> Any:
     tested, over all their decisions: their rows replace the old ones by `subject_key`, and
     each row's `lake_row_id` (its newest decision's) is the model's watermark."""
     decisions.create_view("decision_tests_decisions", replace=True)
+    # typed by the query even when no player has a decision (an empty Pai Gow-only lake)
     grouped = session.sql(
         f"""
         SELECT
@@ -367,24 +377,22 @@ def decision_tests(session: Any, decisions: Any, *, since: int = -1) -> Any:
               WHERE player_ref IS NOT NULL AND lake_row_id > {int(since)}) USING (player_ref, game)
         GROUP BY GROUPING SETS ((player_ref, game), (player_ref, dealer_id, game)))
         """
-    ).fetchall()
-    columns = [
-        "subject_key", "subject_type", "player_ref", "dealer_id", "game", "decisions",
-        "informative_decisions", "informative_taken", "legitimate_agreements", "gain_cents",
-        "first_day", "last_day", "lake_row_id", "tested_decisions", "matches",
-        "expected_matches", "match_sd", "p_value",
-    ]  # fmt: skip
-    rows: dict[str, list[Any]] = {name: [] for name in columns}
-    for *head, null_p, matches in grouped:
+    ).to_arrow_table()
+    tested, expected, sd, p_value = [], [], [], []
+    for null_p, matches in zip(
+        grouped.column("null_p").to_pylist(), grouped.column("matches").to_pylist(), strict=True
+    ):
         q = np.asarray(null_p or [], dtype=float)
-        values = [
-            *head,
-            len(q),
-            matches,
-            float(q.sum()),
-            float(np.sqrt((q * (1 - q)).sum())),
-            poisson_binomial_sf(q, matches) if len(q) else None,
-        ]
-        for name, value in zip(columns, values, strict=True):
-            rows[name].append(value)
-    return session.from_arrow(pa.table(rows))
+        tested.append(len(q))
+        expected.append(float(q.sum()))
+        sd.append(float(np.sqrt((q * (1 - q)).sum())))
+        p_value.append(poisson_binomial_sf(q, matches) if len(q) else None)
+    table = grouped.drop_columns(["null_p"])
+    for name, values, kind in (
+        ("tested_decisions", tested, pa.int64()),
+        ("expected_matches", expected, pa.float64()),
+        ("match_sd", sd, pa.float64()),
+        ("p_value", p_value, pa.float64()),
+    ):
+        table = table.append_column(name, pa.array(values, type=kind))
+    return session.from_arrow(table.select(_DECISION_TEST_COLUMNS))

@@ -159,3 +159,46 @@ def test_a_stored_event_that_no_longer_parses_leaves_its_round_unjudged_not_the_
     comparison = compare(lake, load_profile("tripoker/pe-2005"), Selection(game=Game.TRIPOKER))
     assert comparison.not_resettled == 1
     assert round_id not in {r.round_id for r in comparison.rounds}
+
+
+def test_decision_tests_recompute_only_players_with_new_decisions_and_keep_their_types() -> None:
+    """agg_player_decisions' incremental step: a player is tested again, over all their
+    decisions, only when one of them is above the watermark; with no such player the rows are
+    none but typed as always (an incremental model refuses a change of column types)."""
+    import duckdb
+
+    from consumers.evidence import decision_tests
+
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE d (round_id VARCHAR, seat INT, player_ref VARCHAR, dealer_id VARCHAR, "
+        "game VARCHAR, gaming_date DATE, played VARCHAR, legitimate VARCHAR, "
+        "full_information VARCHAR, informative BOOLEAN, took_full_information BOOLEAN, "
+        "gain_cents DECIMAL(18, 6), match_probability DOUBLE, lake_row_id BIGINT)"
+    )
+    empty = decision_tests(con, con.table("d"))
+    con.execute(  # P1: two decisions, the newest at row 9; a decision without a player at 12
+        "INSERT INTO d VALUES "
+        "('r1', 1, 'P1', 'D1', 'tripoker', '2026-01-01', 'play', 'play', 'fold', true, false, "
+        "1.5, 0.3, 5), "
+        "('r2', 1, 'P1', 'D2', 'tripoker', '2026-01-02', 'fold', 'play', 'fold', true, true, "
+        "2.5, 0.6, 9), "
+        "('r3', 1, NULL, 'D2', 'tripoker', '2026-01-02', 'fold', 'play', 'fold', true, true, "
+        "2.5, 0.6, 12)"
+    )
+    full = decision_tests(con, con.table("d"))
+    assert full.types == empty.types and full.columns == empty.columns
+    rows = {row[0]: dict(zip(full.columns, row, strict=True)) for row in full.fetchall()}
+    assert set(rows) == {
+        "player|tripoker|P1", "dealer_player|tripoker|D1|P1", "dealer_player|tripoker|D2|P1"
+    }  # fmt: skip
+    player = rows["player|tripoker|P1"]
+    # one match of two trials with null probabilities 0.3 and 0.6: P(K >= 1) = 1 - 0.7 x 0.4
+    assert (player["tested_decisions"], player["matches"]) == (2, 1)
+    assert player["p_value"] == pytest.approx(0.72, abs=1e-12)
+    assert player["expected_matches"] == pytest.approx(0.9)
+    assert player["lake_row_id"] == 9
+    # P1's newest decision is at row 9: above 8 P1 is tested again whole, above 9 no one is
+    again = decision_tests(con, con.table("d"), since=8).fetchall()
+    assert sorted(again) == sorted(full.fetchall())
+    assert decision_tests(con, con.table("d"), since=9).fetchall() == []

@@ -12,7 +12,8 @@ def model(dbt, session):
         materialized="incremental", incremental_strategy="delete+insert", unique_key="subject_key"
     )
     decisions = dbt.ref("fct_decisions")
-    if (nothing := unchanged(dbt, session, decisions)) is not None:
+    # its watermark is the newest decision of a player: those without a player never count
+    if (nothing := unchanged(dbt, session, decisions.filter("player_ref IS NOT NULL"))) is not None:
         return nothing
     from consumers.evidence import decision_tests
 
