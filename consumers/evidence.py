@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from consumers.increments import watermark
+from consumers.increments import source_version, watermark
 from consumers.schema import ARROW_SCHEMAS
 from consumers.stored_rounds import stored_rounds
 from events.models import Game
@@ -329,8 +329,8 @@ def poisson_binomial_sf(probabilities: npt.ArrayLike, k: int) -> float:
 _DECISION_TEST_COLUMNS = [
     "subject_key", "subject_type", "player_ref", "dealer_id", "game", "decisions",
     "informative_decisions", "informative_taken", "legitimate_agreements", "gain_cents",
-    "first_day", "last_day", "lake_row_id", "tested_decisions", "matches", "expected_matches",
-    "match_sd", "p_value",
+    "first_day", "last_day", "lake_row_id", "code_version", "tested_decisions", "matches",
+    "expected_matches", "match_sd", "p_value",
 ]  # fmt: skip
 
 
@@ -345,16 +345,18 @@ def decision_tests(session: Any, decisions: Any, *, since: int = -1) -> Any:
 
     Only the players (and games) with a decision whose `lake_row_id` is above `since` are
     tested, over all their decisions: their rows replace the old ones by `subject_key`, and
-    each row's `lake_row_id` (its newest decision's) is the model's watermark."""
+    each row's `lake_row_id` (its newest decision's) is the model's watermark. Each row keeps
+    the version of this module that computed it (`code_version`): the model tests every player
+    again when this code changed."""
     decisions.create_view("decision_tests_decisions", replace=True)
     # typed by the query even when no player has a decision (an empty Pai Gow-only lake)
     grouped = session.sql(
         f"""
         SELECT
-            concat_ws('|', subject_type, game, dealer_id, player_ref) AS subject_key,
+            to_json([subject_type, game, dealer_id, player_ref])::VARCHAR AS subject_key,
             subject_type, player_ref, dealer_id, game, decisions, informative_decisions,
             informative_taken, legitimate_agreements, gain_cents, first_day, last_day,
-            lake_row_id, null_p, matches
+            lake_row_id, '{source_version(__name__)}' AS code_version, null_p, matches
         FROM (SELECT
             CASE WHEN grouping(dealer_id) = 0 THEN 'dealer_player' ELSE 'player' END
                 AS subject_type,

@@ -3,7 +3,19 @@ that brings a model nothing new skips it without loading the games, numpy or pya
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+from pathlib import Path
 from typing import Any
+
+
+def source_version(module: str) -> str:
+    """A hash of `module`'s source file, read without importing it: a model stores it beside
+    the rows the module computed, and computes again the rows another version made."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise ImportError(f"no source for {module}")
+    return hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()[:16]
 
 
 def watermark(dbt: Any, session: Any) -> int:

@@ -224,13 +224,21 @@ class LastBuild:
 
 
 def _last_build(marts: Path) -> LastBuild | None:
-    """From the latest `build_log` row (the writer's view: a build that logged its row but died
-    before publishing still counts, since the marts hold what it built)."""
+    """From the latest `build_log` row of a whole build (the writer's view: a build that logged
+    its row but died before publishing still counts, since the marts hold what it built). A
+    build of a selection built and tested only its part: what the next build must rebuild or
+    test again is what the last whole build left."""
     if not marts_store(marts).exists:
         return None
     con = connect_marts(marts, latest=True)
     try:
-        cursor = con.execute(f"SELECT * FROM {BUILD_LOG} ORDER BY finished_at DESC LIMIT 1")
+        try:
+            cursor = con.execute(
+                f"SELECT * FROM {BUILD_LOG} WHERE selection IS NULL "
+                "ORDER BY finished_at DESC LIMIT 1"
+            )
+        except duckdb.BinderException:  # a log of an earlier version: whole builds only
+            cursor = con.execute(f"SELECT * FROM {BUILD_LOG} ORDER BY finished_at DESC LIMIT 1")
         row = cursor.fetchone()
         names = [d[0] for d in cursor.description or ()]
     except duckdb.CatalogException:  # marts without a finished build yet
@@ -250,12 +258,12 @@ def _last_build(marts: Path) -> LastBuild | None:
 
 def _record_build(
     marts: Path, lake: lakes.Lake, state: LakeState, *, full_refresh: bool, started: datetime,
-    seconds: float, project: str, tested_up_to: dict[str, int],
+    seconds: float, project: str, selection: str | None,
 ) -> PublishedBuild:  # fmt: skip
     """Append the build to `marts.main.build_log` (readers see which snapshot the marts show,
-    the next build which rows are tested: those above `tested_up_to`), publish the snapshot
-    that commit made (readers switch to it), then expire old marts snapshots and delete the
-    files nothing references."""
+    the next build which rows are tested; `selection`: the dbt selection of a partial build),
+    publish the snapshot that commit made (readers switch to it), then expire old marts
+    snapshots and delete the files nothing references."""
     previous = published_build(marts)
     finished = datetime.now().astimezone()
     con = connect_marts(marts, read_only=False)
@@ -264,16 +272,18 @@ def _record_build(
             f"CREATE TABLE IF NOT EXISTS {BUILD_LOG} (started_at TIMESTAMPTZ, "
             "finished_at TIMESTAMPTZ, seconds DOUBLE, lake_path VARCHAR, "
             "lake_created_at TIMESTAMPTZ, lake_snapshot_id BIGINT, full_refresh BOOLEAN, "
-            "tested_up_to VARCHAR, project VARCHAR)"
+            "tested_up_to VARCHAR, project VARCHAR, selection VARCHAR)"
         )
-        for column in ("tested_up_to", "project"):  # logs of earlier versions lack them
+        for column in ("tested_up_to", "project", "selection"):  # earlier logs lack them
             con.execute(f"ALTER TABLE {BUILD_LOG} ADD COLUMN IF NOT EXISTS {column} VARCHAR")
         con.execute(
-            f"INSERT INTO {BUILD_LOG} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO {BUILD_LOG} (started_at, finished_at, seconds, lake_path, "
+            "lake_created_at, lake_snapshot_id, full_refresh, tested_up_to, project, selection) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 started, finished, seconds, str(lake.root.resolve()), state.created_at,
-                state.snapshot_id, full_refresh, json.dumps(tested_up_to, sort_keys=True),
-                project,
+                state.snapshot_id, full_refresh, json.dumps(state.max_row_ids, sort_keys=True),
+                project, selection,
             ],
         )  # fmt: skip
         # one writer at a time: the latest snapshot is the one the insert just committed
@@ -417,14 +427,9 @@ def build_marts(
             f"{work / 'logs' / 'dbt.log'}"
         )
     if command == "build":
-        if select is None:
-            tested_up_to = state.max_row_ids
-        else:  # a part was built and tested: what the last whole build covered still holds
-            project = last.project if last is not None and not full_refresh else ""
-            tested_up_to = last.tested_up_to if last is not None and not full_refresh else {}
         _record_build(
             marts, lake, state, full_refresh=full_refresh, started=started_at, seconds=seconds,
-            project=project, tested_up_to=tested_up_to,
+            project=project, selection=select,
         )  # fmt: skip
     return BuildResult(
         lake_snapshot_id=state.snapshot_id, full_refresh=full_refresh, seconds=seconds

@@ -177,8 +177,10 @@ def test_decision_tests_recompute_only_players_with_new_decisions_and_keep_their
         "gain_cents DECIMAL(18, 6), match_probability DOUBLE, lake_row_id BIGINT)"
     )
     empty = decision_tests(con, con.table("d"))
-    con.execute(  # P1: two decisions, the newest at row 9; a decision without a player at 12
+    con.execute(  # P1: two decisions, the newest at row 9; P2: one at row 3; no player: 12
         "INSERT INTO d VALUES "
+        "('r0', 2, 'P2', 'D1', 'tripoker', '2026-01-01', 'play', 'play', 'play', false, true, "
+        "0, 1.0, 3), "
         "('r1', 1, 'P1', 'D1', 'tripoker', '2026-01-01', 'play', 'play', 'fold', true, false, "
         "1.5, 0.3, 5), "
         "('r2', 1, 'P1', 'D2', 'tripoker', '2026-01-02', 'fold', 'play', 'fold', true, true, "
@@ -188,17 +190,24 @@ def test_decision_tests_recompute_only_players_with_new_decisions_and_keep_their
     )
     full = decision_tests(con, con.table("d"))
     assert full.types == empty.types and full.columns == empty.columns
-    rows = {row[0]: dict(zip(full.columns, row, strict=True)) for row in full.fetchall()}
+    rows = {
+        tuple(json.loads(row[0])): dict(zip(full.columns, row, strict=True))
+        for row in full.fetchall()
+    }
     assert set(rows) == {
-        "player|tripoker|P1", "dealer_player|tripoker|D1|P1", "dealer_player|tripoker|D2|P1"
+        ("player", "tripoker", None, "P1"), ("dealer_player", "tripoker", "D1", "P1"),
+        ("dealer_player", "tripoker", "D2", "P1"), ("player", "tripoker", None, "P2"),
+        ("dealer_player", "tripoker", "D1", "P2"),
     }  # fmt: skip
-    player = rows["player|tripoker|P1"]
+    assert len({row["code_version"] for row in rows.values()}) == 1
+    player = rows[("player", "tripoker", None, "P1")]
     # one match of two trials with null probabilities 0.3 and 0.6: P(K >= 1) = 1 - 0.7 x 0.4
     assert (player["tested_decisions"], player["matches"]) == (2, 1)
     assert player["p_value"] == pytest.approx(0.72, abs=1e-12)
     assert player["expected_matches"] == pytest.approx(0.9)
     assert player["lake_row_id"] == 9
-    # P1's newest decision is at row 9: above 8 P1 is tested again whole, above 9 no one is
+    # P1's newest decision is at row 9: above 8 P1 alone is tested again, whole; above 9 no one
     again = decision_tests(con, con.table("d"), since=8).fetchall()
-    assert sorted(again) == sorted(full.fetchall())
+    p1 = [row for row in full.fetchall() if json.loads(row[0])[3] == "P1"]
+    assert sorted(again) == sorted(p1) and len(p1) == 3
     assert decision_tests(con, con.table("d"), since=9).fetchall() == []

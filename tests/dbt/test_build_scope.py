@@ -2,15 +2,18 @@
 build that passed, the seeds, the unit tests and the models made from the project alone (tag
 project_only) are as that build left them and are not run; every test that reads what the lake
 feeds still runs, a foreign key from new rows into a seed included. A build of a selection tests
-only its part, so the next whole build still tests every row the last whole build did not."""
+only its part, so the next whole build still tests every row the last whole build did not, and
+rebuilds from scratch if the lake was replaced since."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
+from consumers.increments import source_version
 from infra import lake as lakes
 from infra.marts import BuildError, build_marts, connect_marts
 from tests.dbt.conftest import settle_night
@@ -48,17 +51,17 @@ def results(marts: Path) -> dict[str, tuple[str, str]]:
     return nodes
 
 
-def marks_of_last_build(marts: Path) -> dict[str, int]:
-    """The lake row id, per source table, up to which the last build recorded rows as tested."""
+def last_logged(marts: Path) -> tuple[str | None, dict[str, int]]:
+    """The last build_log row's selection and the lake row ids up to which it tested."""
     con = connect_marts(marts)
     try:
         row = con.execute(
-            "SELECT tested_up_to FROM build_log ORDER BY finished_at DESC LIMIT 1"
+            "SELECT selection, tested_up_to FROM build_log ORDER BY finished_at DESC LIMIT 1"
         ).fetchone()
     finally:
         con.close()
     assert row is not None
-    return {k: int(v) for k, v in json.loads(row[0]).items()}
+    return row[0], {k: int(v) for k, v in json.loads(row[1]).items()}
 
 
 def add_bad_violation(lake: lakes.Lake) -> None:
@@ -92,13 +95,40 @@ def test_an_unchanged_project_reruns_only_what_the_lake_feeds_and_a_selection_ad
     assert "unit_test" not in again.values()
     assert ON_NEW_ROWS | {"fct_bets", "agg_player_decisions"} <= again.keys()
 
+    # hole-carding rows another version of consumers/evidence.py computed are computed again
+    con = connect_marts(marts, read_only=False)
+    try:
+        con.execute("UPDATE agg_player_decisions SET code_version = 'older', p_value = -1")
+    finally:
+        con.close()
+    build_marts(lake, marts, quiet=True)
+    con = connect_marts(marts)
+    try:
+        versions = con.execute(
+            "SELECT code_version, count(*), count(*) FILTER (WHERE p_value = -1) "
+            "FROM agg_player_decisions GROUP BY ALL"
+        ).fetchall()
+    finally:
+        con.close()
+    assert len(versions) == 1 and versions[0][1] > 0
+    assert versions[0][0] == source_version("consumers.evidence") and versions[0][2] == 0
+
     # a violation of unknown severity arrives; a build of one model does not test it...
-    whole = marks_of_last_build(marts)
+    selection, whole = last_logged(marts)
+    assert selection is None
     add_bad_violation(lake)
     build_marts(lake, marts, select="fct_bets", quiet=True)
-    assert marks_of_last_build(marts) == whole
+    selection, marks = last_logged(marts)  # logged as a selection: the next build reads past it
+    assert selection == "fct_bets" and marks["violations"] > whole["violations"]
     # ...so the next whole build does, and fails on it
     with pytest.raises(BuildError):
         build_marts(lake, marts, quiet=True)
     failed = {name for name, (_, status) in results(marts).items() if status in ("fail", "error")}
     assert "accepted_values_stg_lake__violations_severity__critical__major__minor" in failed
+
+    # the lake is replaced: a build of a selection rebuilds its part from scratch, and the next
+    # whole build rebuilds everything (its last whole build read another lake)
+    shutil.rmtree(lake.root)
+    lake = settle_night(tmp_path, tables=1, hours=0.5, seed=8)
+    assert build_marts(lake, marts, select="dim_games", quiet=True).full_refresh
+    assert build_marts(lake, marts, quiet=True).full_refresh

@@ -2,19 +2,28 @@
 in the lake: the count of decisions that matched the full-information choice against its exact
 Poisson-binomial null (consumers/evidence.py `decision_tests`). A Python model because SQL has
 no Poisson-binomial tail. Incremental: a build recomputes, over all their decisions, only the
-players (and games) with decisions above the watermark, and replaces their rows."""
+players (and games) with decisions above the watermark, and replaces their rows; every player
+when the code that computes them changed (`code_version`)."""
 
 
 def model(dbt, session):
-    from consumers.increments import unchanged, watermark
+    from consumers.increments import source_version, unchanged, watermark
 
     dbt.config(
         materialized="incremental", incremental_strategy="delete+insert", unique_key="subject_key"
     )
     decisions = dbt.ref("fct_decisions")
+    version = source_version("consumers.evidence")
+    stale = (
+        dbt.is_incremental
+        and session.sql(
+            f"SELECT count(*) FROM {dbt.this} WHERE code_version IS DISTINCT FROM '{version}'"
+        ).fetchone()[0]
+    )
     # its watermark is the newest decision of a player: those without a player never count
-    if (nothing := unchanged(dbt, session, decisions.filter("player_ref IS NOT NULL"))) is not None:
+    players = decisions.filter("player_ref IS NOT NULL")
+    if not stale and (nothing := unchanged(dbt, session, players)) is not None:
         return nothing
     from consumers.evidence import decision_tests
 
-    return decision_tests(session, decisions, since=watermark(dbt, session))
+    return decision_tests(session, decisions, since=-1 if stale else watermark(dbt, session))
