@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from consumers.increments import source_version, watermark
+from consumers.increments import source_version
 from consumers.schema import ARROW_SCHEMAS
 from consumers.stored_rounds import stored_rounds
 from events.models import Game
@@ -67,16 +67,16 @@ def _games_with(evaluation: str) -> list[str]:
     return [game.value for game, spec in GAMES.items() if getattr(spec, evaluation) is not None]
 
 
-def model(dbt: Any, session: Any, positions: Any, evaluation: str) -> Any:
-    """The dbt Python model of `evaluation` ('expected': int_position_expectations,
-    'informed': int_decision_evidence) over `positions` (fct_positions), incremental: the
-    rounds of positions newer than the model's `lake_row_id` watermark, each row carrying its
+def model(dbt: Any, session: Any, positions: Any, evaluation: str, mark: int) -> Any:
+    """The dbt Python model of `evaluation` ('expected': int_position_expectations, 'informed':
+    int_decision_evidence) over `positions` (fct_positions), incremental: the rounds of
+    positions newer than the model's `lake_row_id` watermark (`mark`), each row carrying its
     round's watermark. In an incremental build, rounds `croupier evidence` has evaluated are
     read from the lake and the others evaluated here, by the same function; a full refresh
-    evaluates every round from the events again, trusting no stored row. (dbt reads a Python model's
-    `ref`/`source` calls from its own file, so the models make them and hand over the
+    evaluates every round from the events again, trusting no stored row. (dbt reads a Python
+    model's `ref`/`source` calls from its own file, so the models make them and hand over the
     relation.)"""
-    picked = _new_rounds(positions, watermark(dbt, session), evaluation)
+    picked = _new_rounds(positions, mark, evaluation)
     schema = _TABLES[evaluation][0]
     table = TABLE_OF[evaluation]
     stored = pa.table({name: [] for name in schema.names}, schema=schema)
@@ -111,9 +111,8 @@ def _lake_has(session: Any, *tables: str) -> bool:
 def _new_rounds(positions: Any, mark: int, evaluation: str) -> str:
     """The SELECT of lake rounds (as `stored_rounds` takes) whose player positions are newer
     than `mark` (the model's watermark of fct_positions' `lake_row_id`) in games with
-    `evaluation`; registers the
-    view `evidence_new_rounds` (round_id, lake_row_id) the models join back for their
-    watermark."""
+    `evaluation`; registers the view `evidence_new_rounds` (round_id, lake_row_id) the models
+    join back for their watermark."""
     games = _games_sql(evaluation)
     positions.filter(
         f"lake_row_id > {int(mark)} AND bettor = 'player' AND game IN ({games})"

@@ -26,11 +26,10 @@ def watermark(dbt: Any, session: Any) -> int:
     return int(mark)
 
 
-def unchanged(dbt: Any, session: Any, upstream: Any) -> Any | None:
+def unchanged(dbt: Any, session: Any, upstream: Any, mark: int) -> Any | None:
     """In an incremental build where `upstream` (a relation with `lake_row_id`) has no row above
-    the model's watermark: an empty relation shaped like the model's table, for the model to
-    return (it appends or replaces nothing). Otherwise None: the model has work to do."""
-    mark = watermark(dbt, session)
+    `mark`, the model's `watermark`: an empty relation shaped like the model's table, for the
+    model to return (it appends or replaces nothing). Otherwise None: the model has work to do."""
     if mark < 0 or upstream.filter(f"lake_row_id > {mark}").limit(1).fetchone() is not None:
         return None
     return session.sql(f"SELECT * FROM {dbt.this} LIMIT 0")

@@ -5,7 +5,7 @@ consumers/evidence.py does the work, incrementally."""
 
 
 def model(dbt, session):
-    from consumers.increments import unchanged
+    from consumers.increments import unchanged, watermark
 
     dbt.config(materialized="incremental", incremental_strategy="append")
     positions = dbt.ref("fct_positions")
@@ -14,8 +14,9 @@ def model(dbt, session):
     dbt.source("lake", "events")
     dbt.source("lake", "settlements")
     dbt.source("lake", "jackpot_ledger")
-    if (nothing := unchanged(dbt, session, positions)) is not None:
+    mark = watermark(dbt, session)
+    if (nothing := unchanged(dbt, session, positions, mark)) is not None:
         return nothing
     from consumers.evidence import model
 
-    return model(dbt, session, positions, "informed")
+    return model(dbt, session, positions, "informed", mark)

@@ -22,8 +22,9 @@ def model(dbt, session):
     )
     # its watermark is the newest decision of a player: those without a player never count
     players = decisions.filter("player_ref IS NOT NULL")
-    if not stale and (nothing := unchanged(dbt, session, players)) is not None:
+    mark = watermark(dbt, session)
+    if not stale and (nothing := unchanged(dbt, session, players, mark)) is not None:
         return nothing
     from consumers.evidence import decision_tests
 
-    return decision_tests(session, decisions, since=-1 if stale else watermark(dbt, session))
+    return decision_tests(session, decisions, since=-1 if stale else mark)
