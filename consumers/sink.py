@@ -49,6 +49,11 @@ class LakeSink:
         self.lake = lake
         # Two consumers started together on a new lake race to create its catalog.
         self.con = retry_when_locked(lambda: lakes.connect(lake, create=True))
+        try:
+            self.keeper = lakes.hold_catalog(lake)
+        except BaseException:
+            self.con.close()
+            raise
         # pyarrow's first conversion from Python objects imports pandas (over a second): pay it
         # here, not in the first batch, where it showed as the latency bench's p99.
         pa.array([""], pa.string())
@@ -71,6 +76,7 @@ class LakeSink:
 
     def close(self) -> None:
         self.con.close()
+        lakes.release_catalog(self.keeper)  # last: it alone may then checkpoint the WAL
 
     def bind(self, stream: StreamBinding, *, adopt: bool = False) -> None:
         """Bind the lake to `stream`, or raise LakeBoundElsewhere having written nothing

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -292,6 +294,38 @@ def use_wal(catalog: Path) -> None:
         con.execute("PRAGMA journal_mode=WAL")
     finally:
         con.close()
+
+
+def hold_catalog(lake: Lake) -> subprocess.Popen[str] | None:
+    """Start `infra.catalog_keeper` on the lake's SQLite catalog, for a writing process to hold
+    while it writes and `release_catalog` after closing its DuckDB connection (None on
+    PostgreSQL, or when the keeper could not start: it only spares readers a wait)."""
+    if lake.on_postgres or not lake.catalog.is_file():
+        return None
+    keeper = subprocess.Popen(
+        [sys.executable, "-m", "infra.catalog_keeper", str(lake.catalog.resolve())],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )  # fmt: skip
+    assert keeper.stdout is not None
+    if keeper.stdout.readline().strip() != "ready":
+        release_catalog(keeper)
+        return None
+    return keeper
+
+
+def release_catalog(keeper: subprocess.Popen[str] | None) -> None:
+    """Let a keeper from `hold_catalog` go: it closes its connection and exits."""
+    if keeper is None:
+        return
+    for pipe in (keeper.stdin, keeper.stdout):
+        if pipe is not None:
+            pipe.close()
+    try:
+        keeper.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        keeper.kill()
+        keeper.wait()
 
 
 def current_snapshot(con: duckdb.DuckDBPyConnection) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import time
@@ -92,6 +93,92 @@ def test_a_long_lived_reader_polling_the_lake_never_blocks_the_writer(tmp_path: 
     assert unseen == [], "commits the long-lived reader did not see within 30 s"
     assert len(raw) == 6_000 and events == 6_000  # a clean stream: every message is an event
     assert reads == sorted(reads), "a reader never sees the lake go back in time"
+
+
+def _commit_some(sink: object, root: Path, count: int = 50) -> None:
+    from consumers.processor import Processor, RawMessage
+    from producers.simulator import parse_faults, simulate
+
+    messages = simulate(tables=1, hours=1, seed=3, faults=parse_faults("none"))
+    raw = [RawMessage(m.value, m.key.encode(), "t", 0, o) for o, m in enumerate(messages)]
+    processor = Processor()
+    sink.commit(  # type: ignore[attr-defined]
+        processor.process(raw[:count]),
+        offsets={("t", 0): count},
+        states=processor.take_dirty_states(),
+    )
+
+
+def test_the_writer_keeps_the_catalog_open_between_its_transactions(tmp_path: Path) -> None:
+    # DuckDB's sqlite extension closes its SQLite connection after each transaction; the last
+    # to close tore the WAL down under an EXCLUSIVE lock, and a reader meeting it slept a whole
+    # second (the freshness p99). The sink's keeper process keeps the WAL up while it writes.
+    from consumers.sink import LakeSink
+    from infra import lake as lakes
+
+    root = tmp_path / "lake"
+    wal = root / "catalog.sqlite-wal"
+    sink = LakeSink(lakes.Lake(root=root))
+    try:
+        assert sink.keeper is not None and sink.keeper.poll() is None
+        _commit_some(sink, root)
+        reader = lakes.connect(lakes.Lake(root=root), read_only=True)
+        assert reader.execute("SELECT count(*) FROM events").fetchall() == [(50,)]
+        reader.close()
+        # Without the keeper the reader's close, the last, checkpointed and emptied the WAL.
+        assert wal.is_file() and wal.stat().st_size > 0
+    finally:
+        sink.close()
+    # Closed last, the keeper checkpointed every commit into the catalog file and left.
+    assert sink.keeper.returncode == 0
+    assert not wal.exists()
+    con = sqlite3.connect(root / "catalog.sqlite")
+    try:
+        (files,) = con.execute("SELECT count(*) FROM ducklake_data_file").fetchone()
+    finally:
+        con.close()
+    assert files > 0
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "State:\tZ" in state  # exited, waiting for whoever adopted it to reap it
+
+
+def test_a_killed_writer_leaves_no_keeper_behind_and_its_lake_opens_again(tmp_path: Path) -> None:
+    from consumers.sink import LakeSink
+    from infra import lake as lakes
+
+    root = tmp_path / "lake"
+    script = (
+        "import sys, pathlib, time\n"
+        "from infra.lake import Lake\n"
+        "from consumers.sink import LakeSink\n"
+        "sink = LakeSink(Lake(root=pathlib.Path(sys.argv[1])))\n"
+        "print(sink.keeper.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    writer = subprocess.Popen(
+        [sys.executable, "-c", script, str(root)], stdout=subprocess.PIPE, text=True
+    )
+    assert writer.stdout is not None
+    keeper = int(writer.stdout.readline())
+    assert not _gone(keeper)
+    writer.kill()
+    writer.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while not _gone(keeper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(keeper), "the keeper outlived its SIGKILLed writer"
+    sink = LakeSink(lakes.Lake(root=root))
+    try:
+        _commit_some(sink, root)
+        assert sink.con.execute("SELECT count(*) FROM events").fetchall() == [(50,)]
+    finally:
+        sink.close()
 
 
 def test_a_lake_made_before_a_column_existed_gains_it_keeping_its_rows(tmp_path: Path) -> None:
