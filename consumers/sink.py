@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -49,11 +50,15 @@ class LakeSink:
         self.lake = lake
         # Two consumers started together on a new lake race to create its catalog.
         self.con = retry_when_locked(lambda: lakes.connect(lake, create=True))
+        self.keeper: subprocess.Popen[str] | None = None
         try:
             self.keeper = lakes.hold_catalog(lake)
+            self._prepare()
         except BaseException:
-            self.con.close()
+            self.close()
             raise
+
+    def _prepare(self) -> None:
         # pyarrow's first conversion from Python objects imports pandas (over a second): pay it
         # here, not in the first batch, where it showed as the latency bench's p99.
         pa.array([""], pa.string())
@@ -65,18 +70,20 @@ class LakeSink:
         # events for ever (300 MB a simulated day in bench_soak). The consumer re-reads little.
         self.con.execute("SET enable_external_file_cache = false")
 
-        def prepare() -> None:
+        def create() -> None:
             create_tables(self.con)
             # Bookkeeping column added by the sink (not part of the analytic schema's docs).
             self.con.execute(f"ALTER TABLE {STATE} ADD COLUMN IF NOT EXISTS version BIGINT")
 
         # Idempotent DDL, so a commit that conflicts with another consumer creating the same
         # tables (DuckLake then reports half of the other's tables) is simply run again.
-        retry_when_locked(prepare, conflicts=True)
+        retry_when_locked(create, conflicts=True)
 
     def close(self) -> None:
-        self.con.close()
-        lakes.release_catalog(self.keeper)  # last: it alone may then checkpoint the WAL
+        try:
+            self.con.close()
+        finally:
+            lakes.release_catalog(self.keeper)  # last: it alone may then checkpoint the WAL
 
     def bind(self, stream: StreamBinding, *, adopt: bool = False) -> None:
         """Bind the lake to `stream`, or raise LakeBoundElsewhere having written nothing

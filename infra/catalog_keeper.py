@@ -27,9 +27,10 @@ from pathlib import Path
 
 
 def main(catalog: str) -> int:
-    # Ctrl-C reaches the whole process group: the writer may still commit after it, so the
-    # keeper stays until the writer closes the pipe.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C, or a service manager's SIGTERM, reaches the whole process group: the writer may
+    # still commit after it, so the keeper stays until the writer closes the pipe (or dies).
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
     # Read-write, so that when it is the last to close it checkpoints the WAL into the file,
     # as the writer's own last connection did before: it changes no row.
     con = sqlite3.connect(Path(catalog).as_uri() + "?mode=rw", uri=True, isolation_level=None)

@@ -8,6 +8,8 @@ copied into DuckDB's extension folder, so attaching the lake never downloads any
 from __future__ import annotations
 
 import importlib.util
+import logging
+import select
 import shutil
 import sqlite3
 import subprocess
@@ -23,6 +25,8 @@ from infra import storage
 from infra.catalog_url import pass_password, redact, split_password
 
 LAKE_ALIAS = "lake"
+KEEPER_READY_S = 10.0
+log = logging.getLogger("croupier.lake")
 # Name in the wheel -> name DuckDB looks for (the sqlite extension loads as `sqlite_scanner`).
 _EXTENSIONS = {
     "ducklake": "ducklake",
@@ -298,18 +302,28 @@ def use_wal(catalog: Path) -> None:
 
 def hold_catalog(lake: Lake) -> subprocess.Popen[str] | None:
     """Start `infra.catalog_keeper` on the lake's SQLite catalog, for a writing process to hold
-    while it writes and `release_catalog` after closing its DuckDB connection (None on
-    PostgreSQL, or when the keeper could not start: it only spares readers a wait)."""
+    while it writes and `release_catalog` after closing its DuckDB connection. None on
+    PostgreSQL, and None with a warning when the keeper could not start or was not ready within
+    `KEEPER_READY_S`: it only spares readers a wait, the writer runs the same without it."""
     if lake.on_postgres or not lake.catalog.is_file():
         return None
-    keeper = subprocess.Popen(
-        [sys.executable, "-m", "infra.catalog_keeper", str(lake.catalog.resolve())],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        cwd=Path(__file__).resolve().parent.parent,
-    )  # fmt: skip
+    try:
+        keeper = subprocess.Popen(
+            [sys.executable, "-m", "infra.catalog_keeper", str(lake.catalog.resolve())],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            cwd=Path(__file__).resolve().parent.parent,
+        )  # fmt: skip
+    except OSError as exc:  # no interpreter any more, no file descriptor or process left
+        log.warning("catalog keeper not started (%s): readers may wait on the catalog", exc)
+        return None
     assert keeper.stdout is not None
-    if keeper.stdout.readline().strip() != "ready":
+    ready = select.select([keeper.stdout], [], [], KEEPER_READY_S)[0]
+    if not ready or keeper.stdout.readline().strip() != "ready":
         release_catalog(keeper)
+        log.warning(
+            "catalog keeper not ready (exit code %s): readers may wait on the catalog",
+            keeper.returncode,
+        )
         return None
     return keeper
 
@@ -322,8 +336,8 @@ def release_catalog(keeper: subprocess.Popen[str] | None) -> None:
         if pipe is not None:
             pipe.close()
     try:
-        keeper.wait(timeout=10)
-    except subprocess.TimeoutExpired:
+        keeper.wait(timeout=KEEPER_READY_S)
+    except subprocess.TimeoutExpired:  # the pipe is held open elsewhere (a forked child)
         keeper.kill()
         keeper.wait()
 

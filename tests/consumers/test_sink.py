@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 OPEN_SINK = (
     "import sys, pathlib\n"
     "from infra.lake import Lake\n"
@@ -127,6 +129,20 @@ def test_the_writer_keeps_the_catalog_open_between_its_transactions(tmp_path: Pa
         reader.close()
         # Without the keeper the reader's close, the last, checkpointed and emptied the WAL.
         assert wal.is_file() and wal.stat().st_size > 0
+        # And it holds no read transaction, which would pin the WAL and let it grow for ever:
+        # a full checkpoint from another process is not kept waiting (busy = 0). (Another
+        # process: a second SQLite library in this one would drop DuckDB's POSIX locks.)
+        checkpoint = (
+            "import sqlite3, sys\n"
+            "con = sqlite3.connect(sys.argv[1], timeout=0)\n"
+            "print(con.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchone()[0])\n"
+        )
+        busy = subprocess.run(
+            [sys.executable, "-c", checkpoint, str(root / "catalog.sqlite")],
+            capture_output=True, text=True, check=True, timeout=60,
+        ).stdout  # fmt: skip
+        assert busy.strip() == "0"
+        assert sink.keeper.poll() is None
     finally:
         sink.close()
     # Closed last, the keeper checkpointed every commit into the catalog file and left.
@@ -164,11 +180,13 @@ def test_a_killed_writer_leaves_no_keeper_behind_and_its_lake_opens_again(tmp_pa
     writer = subprocess.Popen(
         [sys.executable, "-c", script, str(root)], stdout=subprocess.PIPE, text=True
     )
-    assert writer.stdout is not None
-    keeper = int(writer.stdout.readline())
-    assert not _gone(keeper)
-    writer.kill()
-    writer.wait(timeout=30)
+    try:
+        assert writer.stdout is not None
+        keeper = int(writer.stdout.readline())
+        assert not _gone(keeper)
+    finally:
+        writer.kill()
+        writer.wait(timeout=30)
     deadline = time.monotonic() + 30
     while not _gone(keeper) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -179,6 +197,30 @@ def test_a_killed_writer_leaves_no_keeper_behind_and_its_lake_opens_again(tmp_pa
         assert sink.con.execute("SELECT count(*) FROM events").fetchall() == [(50,)]
     finally:
         sink.close()
+
+
+@pytest.mark.parametrize("interpreter", ["/nonexistent/python", "/bin/false"])
+def test_a_writer_whose_keeper_cannot_start_writes_all_the_same(
+    tmp_path: Path,
+    interpreter: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The keeper only spares readers a wait: no interpreter to start it (OSError), or one that
+    # exits before it is ready, is a warning, never a writer that cannot write.
+    from consumers.sink import LakeSink
+    from infra import lake as lakes
+
+    root = tmp_path / "lake"
+    monkeypatch.setattr(lakes.sys, "executable", interpreter)
+    sink = LakeSink(lakes.Lake(root=root))
+    try:
+        assert sink.keeper is None
+        _commit_some(sink, root)
+        assert sink.con.execute("SELECT count(*) FROM events").fetchall() == [(50,)]
+    finally:
+        sink.close()
+    assert "catalog keeper not" in caplog.text
 
 
 def test_a_lake_made_before_a_column_existed_gains_it_keeping_its_rows(tmp_path: Path) -> None:
