@@ -99,6 +99,7 @@ def topic_name() -> str:
 # that no worker is still on one of them when the others have run out of files. A file missing
 # from the list only runs in its usual place.
 LONGEST_FIRST = (
+    "tests/dbt/test_build_concurrency.py",
     "tests/consumers/test_evidence_worker.py",
     "tests/consumers/test_lake_maintenance.py",
     "tests/consumers/test_kafka_consumer.py",
@@ -106,7 +107,6 @@ LONGEST_FIRST = (
     "tests/dbt/test_marts_against_pandas.py",
     "tests/croupier/test_lake_on_s3.py",
     "tests/dbt/test_atomic_marts.py",
-    "tests/dbt/test_build_concurrency.py",
     "tests/dashboards/test_dashboards_on_postgres.py",
     "tests/croupier/test_sql_readonly.py",
     "tests/dashboards/test_players_page.py",

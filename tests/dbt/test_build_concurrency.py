@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from infra import lake as lakes
 from infra.marts import build_marts, connect_marts
@@ -26,7 +27,7 @@ import sys
 from pathlib import Path
 from infra import lake as lakes
 from croupier.commands.demo import run_in_process
-run_in_process(lakes.Lake(root=Path(sys.argv[1])), tables=3, hours=8.0, seed=5,
+run_in_process(lakes.Lake(root=Path(sys.argv[1])), tables=1, hours=8.0, seed=5,
                faults="default", progress=False)
 """
 
@@ -148,6 +149,8 @@ def differences(left: Path, right: Path) -> dict[str, str]:
         con.close()
 
 
+# builds back to back for as long as the writer writes, then two more (one of them full)
+@pytest.mark.timeout(1800)
 def test_build_succeeds_while_the_consumer_writes_and_readers_see_committed_marts(
     tmp_path: Path,
 ) -> None:
