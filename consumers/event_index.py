@@ -740,6 +740,12 @@ class EventIndex:
         if self.pending > 2 * self.flush_ids:
             self._auto_persist()
 
+    def own(self, snapshot: int) -> None:
+        """`snapshot` holds only this index's batches: `refresh` skips reading it back. Safe on
+        the committing thread, before `committed` runs on the index's own (a set's add is
+        atomic; an add lost to `refresh` replacing the set only costs that read)."""
+        self._own.add(int(snapshot))
+
     def discard(self, token: int) -> None:
         """The batch `token` was not committed: forget what it added."""
         self._open.pop(token, None)

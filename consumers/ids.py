@@ -45,6 +45,9 @@ class LakeIdIndex:
     def committed(self, token: int, snapshot: int | None) -> None:
         self._index.committed(token, snapshot)
 
+    def own(self, snapshot: int) -> None:
+        self._index.own(snapshot)
+
     def discard(self, token: int) -> None:
         self._index.discard(token)
 

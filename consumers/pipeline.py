@@ -20,6 +20,7 @@ from consumers.rows import RowBatch
 from consumers.sink import LakeSink
 from infra import maintenance as lake_maintenance
 from infra.logs import fields
+from rules.rankings.systems import build_tables
 
 log = logging.getLogger("croupier.consumer")
 # How long the consumer's own maintenance pass retries a step that meets another writer.
@@ -272,7 +273,13 @@ class Pipeline:
             raise
         if observer is not None:
             _tell(observer.committed, result, time.monotonic() - started)
-        return snapshot_after_commit(self.sink.con)
+        snapshot = snapshot_after_commit(self.sink.con)
+        if snapshot is not None:
+            # Told now, not at `flush`: the next batch, processed meanwhile, would otherwise
+            # read this commit's ids back from the lake as another consumer's.
+            for index in self._ids:
+                index.own(snapshot)
+        return snapshot
 
     def forget_partitions(self, partitions: Iterable[int]) -> None:
         self.flush()
@@ -281,6 +288,19 @@ class Pipeline:
         self.processor.forget([k.decode("utf-8", "replace") for k in keys])
         for key in keys:
             del self._partition_of_table[key]
+
+
+def warm_up() -> None:
+    """Ready this process for a stream whose events wait on each batch (call before reading).
+
+    The ranking tables are built now (~1 s), not in the first hand of each game (which made
+    the first second of traffic wait over a second). Then everything alive (modules, tables,
+    the id indexes) goes to the cycle collector's permanent generation: its full passes, which
+    walked all of it between two events, then walk only what the batches made.
+    """
+    build_tables()
+    gc.collect()
+    gc.freeze()
 
 
 def _tell(call: Callable[..., None], *args: Any) -> None:

@@ -150,7 +150,7 @@ def consume(
     if workers > 1:
         raise SystemExit(_run_workers(workers, _metrics_port(metrics_port)))
     from consumers.kafka_source import ConsumeOptions, DeadLetterCopiesUndelivered, run_consumer
-    from consumers.pipeline import Pipeline
+    from consumers.pipeline import Pipeline, warm_up
     from consumers.sink import LakeSink
     from infra.binding import LakeBoundElsewhere
     from infra.config import get_settings
@@ -169,8 +169,10 @@ def consume(
             server.close()
         raise
     try:
+        pipeline = Pipeline(sink, policy=_policy(settings), maintenance=_maintenance(settings))
+        warm_up()
         total = run_consumer(
-            Pipeline(sink, policy=_policy(settings), maintenance=_maintenance(settings)),
+            pipeline,
             settings.kafka_client_config(),
             ConsumeOptions(
                 topic=topic or settings.kafka_topic,

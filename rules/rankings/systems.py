@@ -240,6 +240,14 @@ SYSTEMS: dict[str, RankingSystem] = {
 }
 
 
+def build_tables() -> None:
+    """Build every system's lookup tables now (~1 s, once per process) rather than in the first
+    hand that needs each: a consumer calls it before it reads, so no event waits for them."""
+    for system in SYSTEMS.values():
+        for size in system.sizes:
+            size_tables(system.family, size)
+
+
 def get_system(name: str) -> RankingSystem:
     """The ranking system of a game: "pai-gow" (the 5-card high hand), "tripoker", "holdem";
     also "pai-gow-low" (2 cards) and "pai-gow-7" (best five of seven, for the house way)."""

@@ -597,3 +597,28 @@ def test_every_dead_letter_has_its_copy_on_the_topic_however_often_the_consumer_
           f"on the topic ({len(copies)} distinct), {len(missing)} missing")  # fmt: skip
     assert not missing, sorted(missing)[:10]
     assert set(copies) == set(dead)  # and no copy of anything the lake does not hold
+
+
+def test_warm_up_builds_the_ranking_tables_and_freezes_what_is_alive() -> None:
+    """`croupier consume` calls it before reading: no event waits for a table to be built, and
+    the collector's full passes skip the modules and tables (in a process of its own here:
+    freezing is for a process's life)."""
+    probe = (
+        "import gc\n"
+        "from consumers.pipeline import warm_up\n"
+        "from rules.rankings import SYSTEMS\n"
+        "from rules.rankings.tables import size_tables\n"
+        "assert gc.get_freeze_count() == 0\n"
+        "warm_up()\n"
+        "built = size_tables.cache_info().misses\n"
+        "for system in SYSTEMS.values():\n"
+        "    for size in system.sizes:\n"
+        "        system.strength(list(range(0, 4 * size, 4)))\n"
+        "print(size_tables.cache_info().misses - built, gc.get_freeze_count())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    built_later, frozen = map(int, done.stdout.split())
+    assert built_later == 0
+    assert frozen > 10_000

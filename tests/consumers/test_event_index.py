@@ -320,6 +320,19 @@ def test_refresh_reads_what_other_writers_commit_and_skips_its_own(
     assert index.refresh(con) == 3
     assert index.refresh(con) == 0
     assert index.seen(index.fingerprints([u.int for u in their_ids])).all()
+    # Overlapped, as the pipeline runs: the commit thread tells `own` right after its commit,
+    # and the next batch's refresh runs before `committed` does: nothing is read back, the
+    # batch in flight is seen meanwhile, and once `committed` lands the index is exact.
+    ids = mine.new_ids(40)
+    index.add(index.fingerprints([u.int for u in ids]))
+    token = index.seal()
+    snapshot = mine.commit(ids)
+    index.own(snapshot)
+    assert index.refresh(con) == 0
+    assert index.seen(index.fingerprints([u.int for u in ids])).all()
+    index.committed(token, snapshot)
+    assert index.refresh(con) == 0
+    assert_exact(index, con)
     # A commit without a snapshot is read back (correct, only slower).
     ids = mine.new_ids(10)
     index.add(index.fingerprints([u.int for u in ids]))
@@ -552,3 +565,43 @@ def test_a_new_lake_and_a_recreated_events_table(lake: Path, tmp_path: Path) -> 
     index.close()
     writer.close()
     con.close()
+
+
+def test_the_pipeline_never_reads_its_own_overlapped_commit_back(tmp_path: Path) -> None:
+    """The pipeline processes batch N+1 while batch N commits; N's snapshot is known to be its
+    own as soon as it commits, so N+1's refresh of the id indexes reads nothing from the lake
+    (it read every id of N back before: a scan per batch on a single consumer)."""
+    from consumers.pipeline import Pipeline
+    from consumers.processor import RawMessage
+    from tests.consumers.helpers import night
+
+    messages = night(tables=2, hours=0.5, seed=3, faults="none").messages
+    raw = [
+        RawMessage(value=m.value, key=m.key.encode(), topic="t", partition=0, offset=i)
+        for i, m in enumerate(messages)
+    ]
+    sink = LakeSink(lakes.Lake(root=tmp_path / "lake"))
+    pipeline = Pipeline(sink)
+    read_back: list[int] = []
+    for index in pipeline._ids:
+        inner = index._index
+        refresh = inner.refresh
+
+        def spy(con: Any = None, refresh: Callable[..., int] = refresh) -> int:
+            added = refresh(con)
+            read_back.append(added)
+            return added
+
+        inner.refresh = spy  # type: ignore[method-assign]
+    size = len(raw) // 4
+    for start in range(0, len(raw), size):
+        pipeline.handle(raw[start : start + size])
+        deadline = time.monotonic() + 60
+        while not pipeline.idle() and time.monotonic() < deadline:  # committed, not flushed
+            time.sleep(0.01)
+    pipeline.close()
+    assert len(read_back) >= 6 and not any(read_back), read_back
+    con = sink.con
+    stored = con.execute("SELECT count(*) FROM events").fetchone()
+    assert stored is not None and stored[0] == len(raw)
+    sink.close()

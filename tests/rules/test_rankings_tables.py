@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 
 from rules.rankings import SYSTEMS
+from rules.rankings.systems import build_tables
 from rules.rankings.tables import (
     CARD_BITS,
     CARD_KEYS,
@@ -52,3 +53,16 @@ def test_lookup_tables_stay_under_200_mb() -> None:
             tables = size_tables(system.family, size)
             total += tables.rank.nbytes + tables.flush_suit.nbytes
     assert total < 200 * 2**20, total
+
+
+def test_build_tables_leaves_no_table_for_a_first_hand_to_build() -> None:
+    size_tables.cache_clear()
+    build_tables()
+    built = size_tables.cache_info()
+    for system in SYSTEMS.values():
+        for size in system.sizes:
+            deck = range(53 if system.family.joker else 52)
+            system.strength(list(itertools.islice(deck, 0, 4 * size, 4)))
+    after = size_tables.cache_info()
+    assert after.misses == built.misses and after.hits > built.hits
+    assert built.currsize == len({(s.family, n) for s in SYSTEMS.values() for n in s.sizes})
