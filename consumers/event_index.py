@@ -66,6 +66,7 @@ import sys
 import time
 import uuid
 import zlib
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -662,6 +663,7 @@ class EventIndex:
         self._open: dict[int, np.ndarray] = {}  # sealed batches, not yet known committed
         self._next_token = 1
         self._own: set[int] = set()  # snapshots > watermark known to hold only our batches
+        self._told: deque[int] = deque()  # `own` snapshots from the committing thread
         self._next_run = 1
         self._lake: _Lake | None = None
         self._lock: IO[bytes] | None = None
@@ -742,9 +744,9 @@ class EventIndex:
 
     def own(self, snapshot: int) -> None:
         """`snapshot` holds only this index's batches: `refresh` skips reading it back. Safe on
-        the committing thread, before `committed` runs on the index's own (a set's add is
-        atomic; an add lost to `refresh` replacing the set only costs that read)."""
-        self._own.add(int(snapshot))
+        the committing thread, before `committed` runs on the index's own: a deque's append is
+        thread-safe, and only `refresh`, on the index's thread, moves it into `_own`."""
+        self._told.append(int(snapshot))
 
     def discard(self, token: int) -> None:
         """The batch `token` was not committed: forget what it added."""
@@ -801,6 +803,7 @@ class EventIndex:
         self._detach()
         self._lake = self._attach(con, catalog, schema, table, column)
         self._current, self._open, self._own = [], {}, set()
+        self._told.clear()
         reason: str | None = None
         tail = 0
         try:
@@ -881,6 +884,8 @@ class EventIndex:
         if not changes:
             catalog.trusted = key
             return 0
+        while self._told:  # own commits told by now (one told later is read back: only slower)
+            self._own.add(self._told.popleft())
         latest = changes[-1][0]
         ranges: list[list[int]] = []  # [first, last] snapshots to read, in order
         identity = False
