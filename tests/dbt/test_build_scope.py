@@ -22,15 +22,15 @@ PROJECT_ONLY = {"dim_games", "dim_rules", "dim_shifts", "int_dice_position_odds"
 SEEDS = {"games", "rules", "shifts", "house_edges", "progressive_paytable"}
 # tests that read only seeds or project-only models, and tests that also read the lake's rows
 ON_THE_PROJECT = {
-    "unique_games_game",
-    "unique_dim_shifts_shift_no",
+    "row_contract_games",
+    "row_contract_dim_shifts",
     "assert_shifts_cover_the_gaming_day",
 }
 ON_NEW_ROWS = {
     "relationships_stg_lake__events_game__game__ref_games_",
     "relationships_fct_bets_shift_no__shift_no__ref_dim_shifts_",
     "relationships_fct_violations_rule_id__rule_id__ref_dim_rules_",
-    "accepted_values_stg_lake__violations_severity__critical__major__minor",
+    "row_contract_stg_lake__violations",
 }
 
 
@@ -124,7 +124,7 @@ def test_an_unchanged_project_reruns_only_what_the_lake_feeds_and_a_selection_ad
     with pytest.raises(BuildError):
         build_marts(lake, marts, quiet=True)
     failed = {name for name, (_, status) in results(marts).items() if status in ("fail", "error")}
-    assert "accepted_values_stg_lake__violations_severity__critical__major__minor" in failed
+    assert "row_contract_stg_lake__violations" in failed
 
     # the lake is replaced: a build of a selection rebuilds its part from scratch, and the next
     # whole build rebuilds everything (its last whole build read another lake)

@@ -1,0 +1,56 @@
+{% test row_contract(model, not_null=[], unique=[], unique_together=[], accepted={}) %}
+{#- A model's row-level contract in one test: one query and one dbt node instead of one per
+    check, which is what an incremental build spends its time on (dbt's own work per node
+    costs more than these queries). Each failing row names its check and what failed:
+      not_null         columns none of which may be null (detail: the null ones);
+      unique           columns each unique on its own, nulls left out (dbt's `unique`);
+      unique_together  lists of columns that together identify a row, nulls counted as equal;
+      accepted         column -> the values it may take, nulls left out (dbt's
+                       `accepted_values`); a string value is compared as a string, a number
+                       as a number.
+    The model is read once. On an incremental build `model` holds only the rows the last
+    build did not test (macros/tested_rows.sql). -#}
+{%- set checks = [] -%}
+{%- if not_null -%}
+    {%- set missing = [] -%}
+    {%- set any_null = [] -%}
+    {%- for column in not_null -%}
+        {%- do missing.append("case when " ~ column ~ " is null then '" ~ column ~ "' end") -%}
+        {%- do any_null.append(column ~ " is null") -%}
+    {%- endfor -%}
+    {%- do checks.append(
+        "select 'not_null' as failed_check, concat_ws(', ', " ~ missing | join(', ')
+        ~ ") as detail from contract_rows where " ~ any_null | join(' or ')
+    ) -%}
+{%- endif -%}
+{%- for column in unique -%}
+    {%- do checks.append(
+        "select 'unique " ~ column ~ "' as failed_check, cast(" ~ column ~ " as varchar) as detail"
+        ~ " from contract_rows where " ~ column ~ " is not null group by " ~ column
+        ~ " having count(*) > 1"
+    ) -%}
+{%- endfor -%}
+{%- for columns in unique_together -%}
+    {%- set key = columns | join(', ') -%}
+    {%- do checks.append(
+        "select 'unique_together " ~ key ~ "' as failed_check, concat_ws('|', " ~ key
+        ~ ") as detail from contract_rows group by " ~ key ~ " having count(*) > 1"
+    ) -%}
+{%- endfor -%}
+{%- for column, values in accepted.items() -%}
+    {%- set allowed = [] -%}
+    {%- for value in values -%}
+        {%- do allowed.append("'" ~ value | replace("'", "''") ~ "'" if value is string else value | string) -%}
+    {%- endfor -%}
+    {%- do checks.append(
+        "select 'accepted " ~ column ~ "' as failed_check, cast(" ~ column ~ " as varchar) as detail"
+        ~ " from contract_rows where " ~ column ~ " not in (" ~ allowed | join(', ') ~ ")"
+        ~ " group by " ~ column
+    ) -%}
+{%- endfor -%}
+{%- if not checks -%}
+    {{ exceptions.raise_compiler_error("row_contract on " ~ model ~ " names no check") }}
+{%- endif -%}
+with contract_rows as materialized (select * from {{ model }})
+{{ checks | join('\nunion all\n') }}
+{% endtest %}

@@ -1,0 +1,88 @@
+"""A model's row-level checks are one test, `row_contract_<model>` (tests/generic/
+row_contract.sql): each kind of check it folds fails on the break it exists for, says which
+check and what broke, and leaves rows that break nothing alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from infra.marts import BuildError, build_marts, connect_marts
+from tests.dbt.conftest import settle_night
+
+CONTRACTS = ("fct_bets", "int_dice_rolls", "int_position_expectations", "dim_shifts")
+
+
+def failures(marts: Path) -> dict[str, int]:
+    """Contract test name -> failing rows, of the last dbt run."""
+    run = json.loads((marts / "_dbt" / "target" / "run_results.json").read_text())
+    return {
+        r["unique_id"].split(".")[2]: r["failures"]
+        for r in run["results"]
+        if r["unique_id"].startswith("test.") and r["failures"] is not None
+    }
+
+
+def broken_checks(marts: Path, model: str) -> list[tuple[str, str | None]]:
+    """(failed_check, detail) of every row the compiled contract of `model` returns."""
+    [compiled] = (marts / "_dbt" / "target" / "compiled").rglob(f"row_contract_{model}.sql")
+    con = connect_marts(marts, latest=True)
+    try:
+        return sorted(con.execute(compiled.read_text()).fetchall(), key=str)
+    finally:
+        con.close()
+
+
+def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> None:
+    lake = settle_night(tmp_path, tables=1, hours=0.5, seed=11)
+    marts = tmp_path / "marts"
+    build_marts(lake, marts, quiet=True)
+    selection = " ".join(f"row_contract_{model}" for model in CONTRACTS)
+    build_marts(lake, marts, command="test", select=selection, quiet=True)
+    assert set(failures(marts)) == {f"row_contract_{model}" for model in CONTRACTS}
+    assert set(failures(marts).values()) == {0}
+
+    con = connect_marts(marts, read_only=False)
+    try:
+        # rows above every watermark, as new rows of the next build would be
+        for copy in (1, 2):  # one new bet_id twice, on a spot no game has
+            con.execute(
+                f"INSERT INTO fct_bets SELECT * REPLACE (bet_id || '-x' AS bet_id, 'bogus' AS "
+                f"spot, lake_row_id + 10**9 + {copy} AS lake_row_id) FROM fct_bets "
+                "WHERE bettor = 'player' ORDER BY bet_id LIMIT 1"
+            )
+        con.execute(
+            "INSERT INTO intermediate.int_dice_rolls SELECT * REPLACE "
+            "(event_id || '-x' AS event_id, 7 AS die_1, NULL AS round_id, "
+            "lake_row_id + 10**9 AS lake_row_id) "
+            "FROM intermediate.int_dice_rolls LIMIT 1"
+        )  # a die showing 7, in no round
+        con.execute(
+            "INSERT INTO intermediate.int_position_expectations SELECT * REPLACE "
+            "(lake_row_id + 10**9 AS lake_row_id) "
+            "FROM intermediate.int_position_expectations LIMIT 1"
+        )  # one position's expectation twice
+        con.execute("UPDATE dim_shifts SET shift_no = NULL WHERE shift_no = 2")
+    finally:
+        con.close()
+
+    with pytest.raises(BuildError):
+        build_marts(lake, marts, command="test", select=selection, quiet=True)
+    assert failures(marts) == {
+        "row_contract_fct_bets": 2,  # the repeated bet_id, the unknown spot
+        "row_contract_int_dice_rolls": 2,  # the null round, the die
+        "row_contract_int_position_expectations": 1,
+        "row_contract_dim_shifts": 1,
+    }
+    bets = broken_checks(marts, "fct_bets")
+    assert [check for check, _ in bets] == ["accepted spot", "unique bet_id"]
+    assert bets[0][1] == "bogus" and bets[1][1] is not None and bets[1][1].endswith("-x")
+    assert broken_checks(marts, "int_dice_rolls") == [
+        ("accepted die_1", "7"),
+        ("not_null", "round_id"),
+    ]
+    [(check, key)] = broken_checks(marts, "int_position_expectations")
+    assert check == "unique_together round_id, seat" and key is not None and "|" in key
+    assert broken_checks(marts, "dim_shifts") == [("not_null", "shift_no")]
