@@ -197,13 +197,13 @@ def _lake_state(lake: lakes.Lake, at: int | None = None) -> LakeState:
             raise lakes.LakeError(f"the lake at {lake.root} has no snapshot {at}")
         snapshot = int(row[0]) if at is None else at
         created = identity(con)  # min(snapshot_time) moves once old snapshots are expired
-        max_row_ids = {}
-        for table in SOURCES:
-            found = con.execute(
-                f"SELECT coalesce(max(rowid), -1) FROM {lakes.LAKE_ALIAS}.main.{table} "
-                f"AT (VERSION => {snapshot})"
-            ).fetchone()
-            max_row_ids[table] = int(found[0]) if found else -1
+        newest = ", ".join(
+            f"(SELECT coalesce(max(rowid), -1) FROM {lakes.LAKE_ALIAS}.main.{table} "
+            f"AT (VERSION => {snapshot}))"
+            for table in SOURCES
+        )
+        [found] = con.execute(f"SELECT {newest}").fetchall()
+        max_row_ids = {table: int(top) for table, top in zip(SOURCES, found, strict=True)}
     finally:
         con.close()
     return LakeState(

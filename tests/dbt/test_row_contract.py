@@ -12,7 +12,9 @@ import pytest
 from infra.marts import BuildError, build_marts, connect_marts
 from tests.dbt.conftest import settle_night
 
-CONTRACTS = ("fct_bets", "int_dice_rolls", "int_position_expectations", "dim_shifts")
+CONTRACTS = (
+    "fct_bets", "fct_positions", "int_dice_rolls", "int_position_expectations", "dim_shifts"
+)  # fmt: skip
 
 
 def failures(marts: Path) -> dict[str, int]:
@@ -53,6 +55,15 @@ def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> No
                 f"spot, lake_row_id + 10**9 + {copy} AS lake_row_id) FROM fct_bets "
                 "WHERE bettor = 'player' ORDER BY bet_id LIMIT 1"
             )
+        # new rows repeating keys the last build tested: only a look among all rows finds them
+        con.execute(
+            "INSERT INTO fct_bets SELECT * REPLACE (lake_row_id + 10**9 AS lake_row_id) "
+            "FROM fct_bets ORDER BY bet_id DESC LIMIT 1"
+        )
+        con.execute(
+            "INSERT INTO fct_positions SELECT * REPLACE (lake_row_id + 10**9 AS lake_row_id) "
+            "FROM fct_positions ORDER BY round_id, seat LIMIT 1"
+        )
         con.execute(
             "INSERT INTO intermediate.int_dice_rolls SELECT * REPLACE "
             "(event_id || '-x' AS event_id, 7 AS die_1, NULL AS round_id, "
@@ -71,14 +82,29 @@ def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> No
     with pytest.raises(BuildError):
         build_marts(lake, marts, command="test", select=selection, quiet=True)
     assert failures(marts) == {
-        "row_contract_fct_bets": 2,  # the repeated bet_id, the unknown spot
+        "row_contract_fct_bets": 3,  # the repeated new and old bet_id, the unknown spot
+        "row_contract_fct_positions": 1,
         "row_contract_int_dice_rolls": 2,  # the null round, the die
         "row_contract_int_position_expectations": 1,
         "row_contract_dim_shifts": 1,
     }
     bets = broken_checks(marts, "fct_bets")
-    assert [check for check, _ in bets] == ["accepted spot", "unique bet_id"]
-    assert bets[0][1] == "bogus" and bets[1][1] is not None and bets[1][1].endswith("-x")
+    assert [check for check, _ in bets] == ["accepted spot", "unique bet_id", "unique bet_id"]
+    assert bets[0][1] == "bogus"
+    con = connect_marts(marts, latest=True)
+    try:
+        [(last_bet,)] = con.execute("SELECT max(bet_id) FROM fct_bets").fetchall()
+        [(first_key,)] = con.execute(
+            "SELECT concat_ws('|', round_id, seat, bettor) FROM fct_positions "
+            "ORDER BY round_id, seat LIMIT 1"
+        ).fetchall()
+    finally:
+        con.close()
+    repeated = {key for _, key in bets[1:]}
+    assert last_bet in repeated and next(k for k in repeated if k != last_bet).endswith("-x")
+    assert broken_checks(marts, "fct_positions") == [
+        ("unique_together round_id, seat, bettor", first_key)
+    ]
     assert broken_checks(marts, "int_dice_rolls") == [
         ("accepted die_1", "7"),
         ("not_null", "round_id"),

@@ -9,8 +9,11 @@
                        `accepted_values`); a string value is compared as a string, a number
                        as a number.
     The model is read once. On an incremental build `model` holds only the rows the last
-    build did not test (macros/tested_rows.sql). -#}
+    build did not test (macros/tested_rows.sql); a unique key among them is then looked up
+    among all the model's rows, so a new row repeating a key already tested fails too. -#}
 {%- set checks = [] -%}
+{%- set all_rows = all_rows_of(model) -%}
+{%- set widened = all_rows != model | string -%}
 {%- if not_null -%}
     {%- set missing = [] -%}
     {%- set any_null = [] -%}
@@ -26,15 +29,26 @@
 {%- for column in unique -%}
     {%- do checks.append(
         "select 'unique " ~ column ~ "' as failed_check, cast(" ~ column ~ " as varchar) as detail"
-        ~ " from contract_rows where " ~ column ~ " is not null group by " ~ column
-        ~ " having count(*) > 1"
+        ~ (" from all_rows where " ~ column ~ " in (select " ~ column ~ " from contract_rows)"
+           if widened else " from contract_rows where " ~ column ~ " is not null")
+        ~ " group by " ~ column ~ " having count(*) > 1"
     ) -%}
 {%- endfor -%}
 {%- for columns in unique_together -%}
     {%- set key = columns | join(', ') -%}
+    {%- if widened -%}
+        {%- set same = [] -%}
+        {%- for column in columns -%}
+            {%- do same.append("a." ~ column ~ " is not distinct from n." ~ column) -%}
+        {%- endfor -%}
+        {%- set rows = "(select a.* from all_rows a semi join (select distinct " ~ key
+            ~ " from contract_rows) n on " ~ same | join(' and ') ~ ") keyed" -%}
+    {%- else -%}
+        {%- set rows = "contract_rows" -%}
+    {%- endif -%}
     {%- do checks.append(
         "select 'unique_together " ~ key ~ "' as failed_check, concat_ws('|', " ~ key
-        ~ ") as detail from contract_rows group by " ~ key ~ " having count(*) > 1"
+        ~ ") as detail from " ~ rows ~ " group by " ~ key ~ " having count(*) > 1"
     ) -%}
 {%- endfor -%}
 {%- for column, values in accepted.items() -%}
@@ -52,5 +66,8 @@
     {{ exceptions.raise_compiler_error("row_contract on " ~ model ~ " names no check") }}
 {%- endif -%}
 with contract_rows as materialized (select * from {{ model }})
+{%- if widened and (unique or unique_together) %},
+all_rows as (select * from {{ all_rows }})
+{%- endif %}
 {{ checks | join('\nunion all\n') }}
 {% endtest %}
