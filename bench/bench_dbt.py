@@ -101,13 +101,14 @@ def reference(lake: lakes.Lake) -> float:
 def evidence_pass(night: lakes.Lake) -> tuple[int, float]:
     """`croupier evidence`'s work on the source night, once (the lake keeps it): rounds evaluated
     (each evaluation counted) and seconds."""
-    from consumers.evidence import TABLE_OF, evaluate_pending
+    from consumers.evaluation import evaluate_pending
+    from consumers.schema import EVALUATION_TABLES
     from consumers.sink import LakeSink
 
     sink = LakeSink(night)
     try:
         start, done = time.perf_counter(), 0
-        for evaluation in TABLE_OF:
+        for evaluation in EVALUATION_TABLES:
             while (step := evaluate_pending(sink.con, evaluation, rounds=500)).picked:
                 done += step.marked
         return done, time.perf_counter() - start

@@ -138,12 +138,12 @@ TABLES: dict[str, list[Column]] = {
         _c("rule_ids", "VARCHAR[]", "Rule IDs."),
         _c("occurred_at", "TIMESTAMPTZ", "When."),
     ],
-    # The hold test's expectations and the decisions' evidence (consumers/evidence.py), written
+    # The hold test's expectations and the decisions' evidence (consumers/evaluation.py), written
     # by `croupier evidence` off the build's path; the dbt models evaluate only the rounds it
     # has not reached yet.
     "evaluated_rounds": [
         _c("evaluation", "VARCHAR", "expected | informed: which evaluation."),
-        _c("round_id", "VARCHAR", "Round evaluated (its rows, if any, are in the table below)."),
+        _c("round_id", "VARCHAR", "Round gone over (its rows, if any, are in the tables below)."),
         _c("evaluated_at", "TIMESTAMPTZ", "When."),
     ],
     "position_expectations": [
@@ -189,6 +189,12 @@ TABLES: dict[str, list[Column]] = {
         _c("host", "VARCHAR", "Machine that recorded it."),
     ],
 }
+
+# `croupier evidence`'s tables above (consumers/evaluation.py): one per evaluation, and the
+# rounds each has been over (a round may give no rows: a Hold'em round without the dealer's
+# cards, or a round of a game without the evaluation).
+EVALUATION_TABLES = {"expected": "position_expectations", "informed": "decision_evidence"}
+EVALUATED_ROUNDS = "evaluated_rounds"
 
 ARROW_SCHEMAS: dict[str, pa.Schema] = {
     name: pa.schema([pa.field(c.name, c.arrow) for c in columns])

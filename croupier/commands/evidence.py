@@ -1,5 +1,5 @@
 """`croupier evidence`: the hold test's expectations and the decisions' evidence, evaluated
-into the lake beside the consumer, so `croupier build` only reads them (consumers/evidence.py)."""
+into the lake beside the consumer, so `croupier build` only reads them (consumers/evaluation.py)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ def evidence(lake_path: Path | None, batch: int, every: float | None, quiet: boo
     """
     import duckdb
 
-    from consumers.evidence import TABLE_OF, evaluate_pending, pending_rounds
+    from consumers.evaluation import evaluate_pending, pending_rounds
+    from consumers.schema import EVALUATION_TABLES
     from consumers.sink import LakeSink, retry_when_locked
     from infra import lake as lakes
 
@@ -70,12 +71,14 @@ def evidence(lake_path: Path | None, batch: int, every: float | None, quiet: boo
     except (lakes.LakeError, duckdb.Error) as exc:
         raise click.ClickException(f"the lake: {exc}") from None
     con = sink.con
-    done = dict.fromkeys(TABLE_OF, 0)
+    done = dict.fromkeys(EVALUATION_TABLES, 0)
     started, reported = time.monotonic(), 0
-    steps = {e: partial(evaluate_pending, con, e, rounds=batch) for e in TABLE_OF}
+    steps = {e: partial(evaluate_pending, con, e, rounds=batch) for e in EVALUATION_TABLES}
     try:
         while not stop.is_set():
-            total = sum(retry_when_locked(partial(pending_rounds, con, e)) for e in TABLE_OF)
+            total = sum(
+                retry_when_locked(partial(pending_rounds, con, e)) for e in EVALUATION_TABLES
+            )
             with click.progressbar(
                 length=total,
                 label="evaluating rounds",
@@ -83,7 +86,7 @@ def evidence(lake_path: Path | None, batch: int, every: float | None, quiet: boo
                 hidden=quiet or every is not None or not total,
             ) as bar:
                 # the evaluations take turns, batch by batch, so neither waits on the other
-                working = list(TABLE_OF)
+                working = list(EVALUATION_TABLES)
                 while working and not stop.is_set():
                     evaluation = working.pop(0)
                     step = retry_when_locked(steps[evaluation], conflicts=True)

@@ -120,7 +120,7 @@ def test_a_stored_event_that_no_longer_parses_leaves_its_round_unjudged_not_the_
     once raised out of `stored_rounds` and failed the marts' build, every build after it: its
     round alone gets a note (the hold test leaves it out), the others are evaluated, and
     what-if counts it among the rounds it could not re-settle."""
-    from consumers.evidence import evaluation_table
+    from consumers.evaluation import evaluation_table
     from consumers.what_if import Selection, compare
 
     sim = simulate(

@@ -1,4 +1,4 @@
-"""`croupier evidence` (consumers/evidence.py `evaluate_pending`): the hold test's expectations
+"""`croupier evidence` (consumers/evaluation.py `evaluate_pending`): the hold test's expectations
 and the decisions' evidence evaluated into the lake beside the consumer, once per round, so the
 build only reads them. Proven on a real night settled into a real lake: the rows equal what the
 build evaluates itself; a build reads the worker's rows and evaluates only the rest; workers
@@ -18,14 +18,8 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from consumers.evidence import (
-    EVALUATED,
-    TABLE_OF,
-    _games_with,
-    evaluate_pending,
-    evaluation_table,
-    pending_rounds,
-)
+from consumers.evaluation import evaluate_pending, evaluation_table, games_with, pending_rounds
+from consumers.schema import EVALUATED_ROUNDS, EVALUATION_TABLES
 from croupier.cli import main
 from croupier.commands.demo import run_in_process
 from events.models import Game
@@ -46,7 +40,7 @@ def settled(folder: Path, catalog: str | None = None) -> lakes.Lake:
 
 def reference(con: duckdb.DuckDBPyConnection, evaluation: str) -> list[dict[str, Any]]:
     """What the build evaluates itself for every round with player positions (sorted rows)."""
-    games = ", ".join(f"'{g}'" for g in _games_with(evaluation))
+    games = ", ".join(f"'{g}'" for g in games_with(evaluation))
     table = evaluation_table(
         con,
         f"SELECT * FROM rounds WHERE game IN ({games}) AND round_id IN "
@@ -58,14 +52,14 @@ def reference(con: duckdb.DuckDBPyConnection, evaluation: str) -> list[dict[str,
 
 
 def stored(con: duckdb.DuckDBPyConnection, evaluation: str) -> list[dict[str, Any]]:
-    rows = con.execute(f"SELECT * FROM {TABLE_OF[evaluation]}").to_arrow_table()
+    rows = con.execute(f"SELECT * FROM {EVALUATION_TABLES[evaluation]}").to_arrow_table()
     return sorted(rows.to_pylist(), key=repr)
 
 
 def marks(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int]]:
     """(evaluation, round_id, times marked) of every evaluated round."""
     return con.execute(
-        f"SELECT evaluation, round_id, count(*) FROM {EVALUATED} GROUP BY ALL ORDER BY ALL"
+        f"SELECT evaluation, round_id, count(*) FROM {EVALUATED_ROUNDS} GROUP BY ALL ORDER BY ALL"
     ).fetchall()
 
 
@@ -74,7 +68,7 @@ def assert_each_round_evaluated_once(lake: lakes.Lake) -> None:
     con = lakes.connect(lake, read_only=True)
     try:
         assert {times for _, _, times in marks(con)} == {1}
-        for evaluation in TABLE_OF:
+        for evaluation in EVALUATION_TABLES:
             assert stored(con, evaluation) == reference(con, evaluation), evaluation
     finally:
         con.close()
@@ -103,7 +97,7 @@ def test_the_worker_evaluates_each_round_once_as_the_build_would(tmp_path: Path)
     assert "evaluated 0 rounds' expectations and 0 rounds' decisions" in again.output
     con = lakes.connect(lake, read_only=True)
     try:
-        for evaluation in TABLE_OF:
+        for evaluation in EVALUATION_TABLES:
             expected = reference(con, evaluation)
             assert expected and stored(con, evaluation) == expected, evaluation
             assert pending_rounds(con, evaluation) == 0
@@ -125,6 +119,76 @@ def test_the_worker_evaluates_each_round_once_as_the_build_would(tmp_path: Path)
     )
 
 
+# The dbt models' body (consumers/evidence.py `model`) on a lake, in a process of its own:
+# the rows it gives each evaluation, and whether it loaded the rules engine.
+MODEL_RUN = """
+import json, sys
+from pathlib import Path
+from consumers.evidence import model
+from infra import lake as lakes
+
+class Incremental:
+    is_incremental = True
+
+con = lakes.connect(lakes.Lake(root=Path(sys.argv[1])), read_only=True)
+con.execute("USE memory")  # as the build's session uses the marts
+positions = con.sql("SELECT round_id, bettor, rowid AS lake_row_id FROM lake.main.settlements")
+rows = {
+    evaluation: model(Incremental, con, positions, evaluation, -1).count("*").fetchone()[0]
+    for evaluation in ("expected", "informed")
+}
+print(json.dumps({"rows": rows, "rules_engine": "games.registry" in sys.modules}))
+"""
+
+
+def test_a_build_loads_the_rules_engine_only_for_a_round_the_worker_has_not_been_over(
+    tmp_path: Path,
+) -> None:
+    """The worker marks every round it has been over, those of a game without the evaluation
+    too (Pai Gow has no decisions), so a build after it evaluates nothing and never imports the
+    games; a round it has not reached is evaluated by the build, the same rows either way."""
+    import json
+
+    lake = settled(tmp_path)
+    done = CliRunner().invoke(main, ["evidence", "--lake", str(lake.root)])
+    assert done.exit_code == 0, done.output
+
+    def run() -> dict[str, Any]:
+        ran = subprocess.run(
+            [sys.executable, "-c", MODEL_RUN, str(lake.root)], capture_output=True, text=True
+        )
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        return dict(json.loads(ran.stdout))
+
+    con = lakes.connect(lake, read_only=True)
+    try:
+        stored_rows = {e: len(stored(con, e)) for e in EVALUATION_TABLES}
+        pai_gow_marked = con.execute(
+            f"SELECT count(*) FROM {EVALUATED_ROUNDS} JOIN rounds USING (round_id) "
+            "WHERE evaluation = 'informed' AND game = ?",
+            [Game.PAI_GOW.value],
+        ).fetchone()
+    finally:
+        con.close()
+    assert Game.PAI_GOW.value not in games_with("informed")
+    assert pai_gow_marked is not None and pai_gow_marked[0] > 10
+    assert run() == {"rows": stored_rows, "rules_engine": False}
+
+    con = lakes.connect(lake)
+    try:  # the worker has not reached one Hold'em round
+        con.execute(
+            f"DELETE FROM {EVALUATED_ROUNDS} WHERE evaluation = 'informed' AND round_id = "
+            "(SELECT min(round_id) FROM decision_evidence WHERE seat IS NOT NULL)"
+        )
+        con.execute(
+            "DELETE FROM decision_evidence WHERE round_id = (SELECT min(round_id) "
+            "FROM decision_evidence WHERE seat IS NOT NULL)"
+        )
+    finally:
+        con.close()
+    assert run() == {"rows": stored_rows, "rules_engine": True}
+
+
 def built_evaluations(marts_path: Path) -> dict[str, list[dict[str, Any]]]:
     """The marts' int_position_expectations and int_decision_evidence rows (sorted), by
     evaluation, without the watermark."""
@@ -137,7 +201,7 @@ def built_evaluations(marts_path: Path) -> dict[str, list[dict[str, Any]]]:
                 .to_pylist(),
                 key=repr,
             )
-            for evaluation, table in TABLE_OF.items()
+            for evaluation, table in EVALUATION_TABLES.items()
         }
     finally:
         marts.close()
@@ -155,7 +219,9 @@ def test_an_incremental_build_reads_the_worker_rows_and_a_full_refresh_trusts_no
     build_marts(lake, marts, quiet=True)
     con = lakes.connect(lake, read_only=True)
     try:
-        first_night = {evaluation: pending_rounds(con, evaluation) for evaluation in TABLE_OF}
+        first_night = {
+            evaluation: pending_rounds(con, evaluation) for evaluation in EVALUATION_TABLES
+        }
     finally:
         con.close()
     run_in_process(
@@ -164,11 +230,11 @@ def test_an_incremental_build_reads_the_worker_rows_and_a_full_refresh_trusts_no
     )  # fmt: skip
     con = lakes.connect(lake)
     try:
-        for evaluation in TABLE_OF:  # the first night's rounds, then 15 of the second's
+        for evaluation in EVALUATION_TABLES:  # the first night's rounds, then 15 of the second's
             step = evaluate_pending(con, evaluation, rounds=first_night[evaluation] + 15)
             assert step.marked == first_night[evaluation] + 15
             assert pending_rounds(con, evaluation) > 10
-        references = {evaluation: reference(con, evaluation) for evaluation in TABLE_OF}
+        references = {evaluation: reference(con, evaluation) for evaluation in EVALUATION_TABLES}
         (altered,) = con.execute(
             "SELECT round_id FROM decision_evidence WHERE round_id LIKE '%-02-%' "
             "ORDER BY round_id LIMIT 1"
@@ -198,7 +264,7 @@ def test_an_incremental_build_reads_the_worker_rows_and_a_full_refresh_trusts_no
     assert result.exit_code == 0, result.output
     con = lakes.connect(lake)
     try:
-        references = {evaluation: reference(con, evaluation) for evaluation in TABLE_OF}
+        references = {evaluation: reference(con, evaluation) for evaluation in EVALUATION_TABLES}
         con.execute(
             "DELETE FROM position_expectations WHERE round_id = (SELECT min(round_id) "
             "FROM position_expectations WHERE round_id LIKE '%-03-%' AND seat IS NOT NULL)"
@@ -251,7 +317,7 @@ def test_workers_at_once_one_of_them_killed_evaluate_each_round_once(
     assert "evaluated" in out
     con = lakes.connect(lake, read_only=True)
     try:
-        assert sum(pending_rounds(con, evaluation) for evaluation in TABLE_OF) == 0
+        assert sum(pending_rounds(con, evaluation) for evaluation in EVALUATION_TABLES) == 0
     finally:
         con.close()
     service.send_signal(signal.SIGTERM)

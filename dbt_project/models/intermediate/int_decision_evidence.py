@@ -1,7 +1,8 @@
 """Every new play/call/fold decision beside the legitimate-optimal and the full-information
 choice (issue 18's hole-carding evidence). A Python model because each round is rebuilt from
 the lake's stored events and judged by the game's own strategies (`GameSpec.informed`).
-consumers/evidence.py does the work, incrementally."""
+consumers/evidence.py does the work, incrementally;
+consumers/evaluation.py evaluates, loaded only when a round is left to evaluate."""
 
 
 def model(dbt, session):

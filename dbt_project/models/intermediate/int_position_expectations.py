@@ -2,7 +2,8 @@
 (the hold test's expectation, issue 18). A Python model because each round is rebuilt from the
 lake's stored events and valued by the game's own math (`GameSpec.expected`): exact enumeration
 for Tripóker, deterministic sampling for Hold'em calls and Pai Gow with the estimate's error
-inside the variance. consumers/evidence.py does the work, incrementally."""
+inside the variance. consumers/evidence.py does the work, incrementally;
+consumers/evaluation.py evaluates, loaded only when a round is left to evaluate."""
 
 
 def model(dbt, session):
