@@ -110,7 +110,7 @@ def evidence_pass(night: lakes.Lake) -> tuple[int, float]:
         start, done = time.perf_counter(), 0
         for evaluation in EVALUATION_TABLES:
             while (step := evaluate_pending(sink.con, evaluation, rounds=500)).picked:
-                done += step.marked
+                done += step.evaluated
         return done, time.perf_counter() - start
     finally:
         sink.close()

@@ -70,11 +70,13 @@ def evaluate_rounds(session: Any, round_ids: str, evaluation: str) -> pa.Table:
 
 
 class Step(NamedTuple):
-    """One `evaluate_pending` step: rounds it went over, and of those the ones it marked (the
-    others another worker committed first)."""
+    """One `evaluate_pending` step: rounds it went over; of those the ones it marked (the
+    others another worker committed first); and of these the ones it evaluated (in games with
+    the evaluation)."""
 
     picked: int
     marked: int
+    evaluated: int
 
 
 def evaluate_pending(con: Any, evaluation: str, *, rounds: int) -> Step:
@@ -85,18 +87,18 @@ def evaluate_pending(con: Any, evaluation: str, *, rounds: int) -> Step:
     so a caller may run it again after a commit conflict: rows of rounds another worker
     committed meanwhile are left out."""
     ids = con.execute(
-        f"SELECT round_id {_pending(evaluation)} GROUP BY round_id "
+        f"SELECT round_id, any_value(game) AS game {_pending(evaluation)} GROUP BY round_id "
         "ORDER BY min(ended_at), round_id LIMIT ?",
         [rounds],
     ).to_arrow_table()
     if not ids.num_rows:
-        return Step(0, 0)
+        return Step(0, 0, 0)
     con.register("evidence_picked", ids)
+    games = f"game IN ({_games_sql(evaluation)})"
     try:
         found = evaluation_table(
             con,
-            "SELECT r.* FROM rounds r JOIN evidence_picked USING (round_id) "
-            f"WHERE r.game IN ({_games_sql(evaluation)})",
+            f"SELECT r.* FROM rounds r JOIN evidence_picked USING (round_id) WHERE r.{games}",
             evaluation,
             lake="",
         )
@@ -114,6 +116,9 @@ def evaluate_pending(con: Any, evaluation: str, *, rounds: int) -> Step:
                 f"SELECT * FROM evidence_rows WHERE {fresh}",
                 [evaluation],
             )
+            evaluated = con.execute(
+                f"SELECT count(*) FROM evidence_picked WHERE {games} AND {fresh}", [evaluation]
+            ).fetchone()
             marked = con.execute(
                 f"INSERT INTO {EVALUATED_ROUNDS} SELECT ?, round_id, now() FROM evidence_picked "
                 f"WHERE {fresh}",
@@ -128,7 +133,9 @@ def evaluate_pending(con: Any, evaluation: str, *, rounds: int) -> Step:
         for name in ("evidence_picked", "evidence_rows"):
             with contextlib.suppress(Exception):
                 con.unregister(name)
-    return Step(int(ids.num_rows), int(marked[0]) if marked else 0)
+    return Step(
+        int(ids.num_rows), int(marked[0]) if marked else 0, int(evaluated[0]) if evaluated else 0
+    )
 
 
 def pending_rounds(con: Any, evaluation: str) -> int:

@@ -18,14 +18,16 @@ never loads it (about a second of every incremental build).
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
+import duckdb
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
 from consumers.increments import source_version
-from consumers.schema import ARROW_SCHEMAS, EVALUATED_ROUNDS, EVALUATION_TABLES
+from consumers.schema import EVALUATED_ROUNDS, EVALUATION_TABLES, TABLES
 
 
 def model(dbt: Any, session: Any, positions: Any, evaluation: str, mark: int) -> Any:
@@ -39,17 +41,18 @@ def model(dbt: Any, session: Any, positions: Any, evaluation: str, mark: int) ->
     hand over the relation.)"""
     _new_rounds(positions, mark)
     table = EVALUATION_TABLES[evaluation]
-    schema = ARROW_SCHEMAS[table]
-    parts = [pa.table({name: [] for name in schema.names}, schema=schema)]
+    # relations, not Arrow tables, until a round is evaluated: building an Arrow table imports
+    # pandas (~0.6 s)
+    rows = session.sql(
+        "SELECT " + ", ".join(f"NULL::{c.sql} AS {c.name}" for c in TABLES[table]) + " LIMIT 0"
+    )
     left = "SELECT round_id FROM evidence_new_rounds"
     if dbt.is_incremental and _lake_has(session, table, EVALUATED_ROUNDS):
-        parts.append(
+        names = ", ".join(c.name for c in TABLES[table])
+        rows = rows.union(
             session.sql(
-                f"SELECT {', '.join(schema.names)} FROM lake.main.{table} "
-                "JOIN evidence_new_rounds USING (round_id)"
+                f"SELECT {names} FROM lake.main.{table} JOIN evidence_new_rounds USING (round_id)"
             )
-            .to_arrow_table()
-            .cast(schema)
         )
         left += (
             f" WHERE round_id NOT IN (SELECT round_id FROM lake.main.{EVALUATED_ROUNDS} "
@@ -58,20 +61,24 @@ def model(dbt: Any, session: Any, positions: Any, evaluation: str, mark: int) ->
     if session.sql(f"SELECT count(*) FROM ({left})").fetchone()[0]:
         from consumers.evaluation import evaluate_rounds  # the rules engine, only when needed
 
-        parts.append(evaluate_rounds(session, left, evaluation))
-    rows = pa.concat_tables(parts)
-    return session.from_arrow(rows).join(session.view("evidence_new_rounds"), "round_id")
+        found = evaluate_rounds(session, left, evaluation)
+        # one Arrow table: a join pushes a filter DuckDB cannot push into an Arrow scan under a
+        # union ("Pushdown Filter Type BLOOM_FILTER is not currently supported")
+        rows = session.from_arrow(
+            pa.concat_tables([rows.to_arrow_table().cast(found.schema), found])
+        )
+    return rows.join(session.view("evidence_new_rounds"), "round_id")
 
 
 def _lake_has(session: Any, *tables: str) -> bool:
     """Whether the lake the build reads has these tables (a lake made before they existed and
     never written since has not)."""
-    names = ", ".join(f"'{t}'" for t in tables)
-    (found,) = session.sql(
-        "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'lake' "
-        f"AND schema_name = 'main' AND table_name IN ({names})"
-    ).fetchone()
-    return bool(found == len(tables))
+    for table in tables:
+        try:  # binding one is cheaper than listing every catalog's tables (~130 ms)
+            session.table(f"lake.main.{table}")
+        except duckdb.CatalogException:
+            return False
+    return True
 
 
 def _new_rounds(positions: Any, mark: int) -> None:
@@ -154,9 +161,13 @@ def decision_tests(session: Any, decisions: Any, *, since: int = -1) -> Any:
     the version of this module that computed it (`code_version`): the model tests every player
     again when this code changed."""
     decisions.create_view("decision_tests_decisions", replace=True)
-    # typed by the query even when no player has a decision (an empty Pai Gow-only lake)
-    grouped = session.sql(
-        f"""
+    # Kept in DuckDB, typed by the query even when no player has a decision (an empty Pai
+    # Gow-only lake), and only the null probabilities read out: an Arrow table built or handed
+    # to DuckDB imports pandas (~0.5 s a build).
+    session.execute(
+        "CREATE OR REPLACE TEMP TABLE decision_tests_grouped AS "
+        "SELECT row_number() OVER () AS k, * FROM ("
+        + f"""
         SELECT
             to_json([subject_type, game, dealer_id, player_ref])::VARCHAR AS subject_key,
             subject_type, player_ref, dealer_id, game, decisions, informative_decisions,
@@ -184,22 +195,34 @@ def decision_tests(session: Any, decisions: Any, *, since: int = -1) -> Any:
               WHERE player_ref IS NOT NULL AND lake_row_id > {int(since)}) USING (player_ref, game)
         GROUP BY GROUPING SETS ((player_ref, game), (player_ref, dealer_id, game)))
         """
-    ).to_arrow_table()
+        + ")"
+    )
     tested, expected, sd, p_value = [], [], [], []
-    for null_p, matches in zip(
-        grouped.column("null_p").to_pylist(), grouped.column("matches").to_pylist(), strict=True
-    ):
+    for null_p, matches in session.execute(
+        "SELECT null_p, matches FROM decision_tests_grouped ORDER BY k"
+    ).fetchall():
         q = np.asarray(null_p or [], dtype=float)
         tested.append(len(q))
         expected.append(float(q.sum()))
         sd.append(float(np.sqrt((q * (1 - q)).sum())))
         p_value.append(poisson_binomial_sf(q, matches) if len(q) else None)
-    table = grouped.drop_columns(["null_p"])
-    for name, values, kind in (
-        ("tested_decisions", tested, pa.int64()),
-        ("expected_matches", expected, pa.float64()),
-        ("match_sd", sd, pa.float64()),
-        ("p_value", p_value, pa.float64()),
-    ):
-        table = table.append_column(name, pa.array(values, type=kind))
-    return session.from_arrow(table.select(_DECISION_TEST_COLUMNS))
+    columns: dict[str, tuple[list[Any], str]] = {
+        "tested_decisions": (tested, "BIGINT"), "expected_matches": (expected, "DOUBLE"),
+        "match_sd": (sd, "DOUBLE"), "p_value": (p_value, "DOUBLE"),
+    }  # fmt: skip
+    # written into the SQL (repr round-trips a float exactly): parameters import pandas too
+    unnested = ", ".join(
+        f"unnest({_sql_list(values, kind)}) AS {name}" for name, (values, kind) in columns.items()
+    )
+    result = f"decision_tests_{uuid.uuid4().hex}"  # each call's own: a caller may keep two
+    session.execute(
+        f"CREATE TEMP TABLE {result} AS SELECT {', '.join(_DECISION_TEST_COLUMNS)} "
+        f"FROM decision_tests_grouped JOIN (SELECT unnest(range(1, {len(tested) + 1})) AS k, "
+        f"{unnested}) USING (k)"
+    )
+    return session.table(result)
+
+
+def _sql_list(values: list[Any], kind: str) -> str:
+    """`values` (ints, finite floats, None) as a SQL list literal of `kind`."""
+    return "[" + ", ".join("NULL" if v is None else repr(v) for v in values) + f"]::{kind}[]"

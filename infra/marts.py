@@ -393,10 +393,6 @@ def build_marts(
             "--exclude", "resource_type:seed", "test_type:unit", "tag:project_only",
             "--indirect-selection", "cautious",
         ]  # fmt: skip
-    if "DBT_LOG_LEVEL_FILE" not in os.environ:
-        # dbt's debug lines (every statement of every node, ~50k a build) cost an incremental
-        # build ~3 s; info still logs each node, its result and any failure in full
-        args += ["--log-level-file", "info"]
     if quiet:
         args.append("--quiet")
     try:

@@ -92,7 +92,7 @@ def evidence(lake_path: Path | None, batch: int, every: float | None, quiet: boo
                     step = retry_when_locked(steps[evaluation], conflicts=True)
                     if step.picked:
                         working.append(evaluation)
-                    done[evaluation] += step.marked
+                    done[evaluation] += step.evaluated
                     bar.update(step.picked)
             if every is None:
                 break

@@ -120,7 +120,7 @@ def test_the_worker_evaluates_each_round_once_as_the_build_would(tmp_path: Path)
 
 
 # The dbt models' body (consumers/evidence.py `model`) on a lake, in a process of its own:
-# the rows it gives each evaluation, and whether it loaded the rules engine.
+# the rows it gives each evaluation, and whether it loaded the rules engine (and pandas).
 MODEL_RUN = """
 import json, sys
 from pathlib import Path
@@ -137,7 +137,8 @@ rows = {
     evaluation: model(Incremental, con, positions, evaluation, -1).count("*").fetchone()[0]
     for evaluation in ("expected", "informed")
 }
-print(json.dumps({"rows": rows, "rules_engine": "games.registry" in sys.modules}))
+loaded = {"rules_engine": "games.registry" in sys.modules, "pandas": "pandas" in sys.modules}
+print(json.dumps({"rows": rows, **loaded}))
 """
 
 
@@ -145,8 +146,9 @@ def test_a_build_loads_the_rules_engine_only_for_a_round_the_worker_has_not_been
     tmp_path: Path,
 ) -> None:
     """The worker marks every round it has been over, those of a game without the evaluation
-    too (Pai Gow has no decisions), so a build after it evaluates nothing and never imports the
-    games; a round it has not reached is evaluated by the build, the same rows either way."""
+    too (Pai Gow has no decisions), so a build after it evaluates nothing and imports neither
+    the games nor pandas (~1.5 s of every build); a round it has not reached is evaluated by the
+    build, the same rows either way."""
     import json
 
     lake = settled(tmp_path)
@@ -163,6 +165,9 @@ def test_a_build_loads_the_rules_engine_only_for_a_round_the_worker_has_not_been
     con = lakes.connect(lake, read_only=True)
     try:
         stored_rows = {e: len(stored(con, e)) for e in EVALUATION_TABLES}
+        [(informed_marks,)] = con.execute(
+            f"SELECT count(*) FROM {EVALUATED_ROUNDS} WHERE evaluation = 'informed'"
+        ).fetchall()
         pai_gow_marked = con.execute(
             f"SELECT count(*) FROM {EVALUATED_ROUNDS} JOIN rounds USING (round_id) "
             "WHERE evaluation = 'informed' AND game = ?",
@@ -172,7 +177,9 @@ def test_a_build_loads_the_rules_engine_only_for_a_round_the_worker_has_not_been
         con.close()
     assert Game.PAI_GOW.value not in games_with("informed")
     assert pai_gow_marked is not None and pai_gow_marked[0] > 10
-    assert run() == {"rows": stored_rows, "rules_engine": False}
+    judged = informed_marks - pai_gow_marked[0]  # the output counts rounds it evaluated
+    assert f"and {judged:,} rounds' decisions" in done.output, done.output
+    assert run() == {"rows": stored_rows, "rules_engine": False, "pandas": False}
 
     con = lakes.connect(lake)
     try:  # the worker has not reached one Hold'em round
@@ -186,7 +193,7 @@ def test_a_build_loads_the_rules_engine_only_for_a_round_the_worker_has_not_been
         )
     finally:
         con.close()
-    assert run() == {"rows": stored_rows, "rules_engine": True}
+    assert run() == {"rows": stored_rows, "rules_engine": True, "pandas": True}
 
 
 def built_evaluations(marts_path: Path) -> dict[str, list[dict[str, Any]]]:

@@ -41,6 +41,9 @@ def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> No
     lake = settle_night(tmp_path, tables=1, hours=0.5, seed=11)
     marts = tmp_path / "marts"
     build_marts(lake, marts, quiet=True)
+    # dbt's file log at info (dbt_project.yml's flags): each node and result, no statements
+    log = (marts / "_dbt" / "logs" / "dbt.log").read_text()
+    assert "[info ]" in log and "[debug]" not in log and "row_contract_fct_bets" in log
     selection = " ".join(f"row_contract_{model}" for model in CONTRACTS)
     build_marts(lake, marts, command="test", select=selection, quiet=True)
     assert set(failures(marts)) == {f"row_contract_{model}" for model in CONTRACTS}
