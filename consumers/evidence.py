@@ -41,14 +41,15 @@ def model(dbt: Any, session: Any, positions: Any, evaluation: str, mark: int) ->
     hand over the relation.)"""
     _new_rounds(positions, mark)
     table = EVALUATION_TABLES[evaluation]
+    columns = TABLES[table]
     # relations, not Arrow tables, until a round is evaluated: building an Arrow table imports
     # pandas (~0.6 s)
     rows = session.sql(
-        "SELECT " + ", ".join(f"NULL::{c.sql} AS {c.name}" for c in TABLES[table]) + " LIMIT 0"
+        "SELECT " + ", ".join(f"NULL::{c.sql} AS {c.name}" for c in columns) + " LIMIT 0"
     )
     left = "SELECT round_id FROM evidence_new_rounds"
     if dbt.is_incremental and _lake_has(session, table, EVALUATED_ROUNDS):
-        names = ", ".join(c.name for c in TABLES[table])
+        names = ", ".join(c.name for c in columns)
         rows = rows.union(
             session.sql(
                 f"SELECT {names} FROM lake.main.{table} JOIN evidence_new_rounds USING (round_id)"
@@ -165,10 +166,9 @@ def decision_tests(session: Any, decisions: Any, *, since: int = -1) -> Any:
     # Gow-only lake), and only the null probabilities read out: an Arrow table built or handed
     # to DuckDB imports pandas (~0.5 s a build).
     session.execute(
-        "CREATE OR REPLACE TEMP TABLE decision_tests_grouped AS "
-        "SELECT row_number() OVER () AS k, * FROM ("
-        + f"""
-        SELECT
+        f"""
+        CREATE OR REPLACE TEMP TABLE decision_tests_grouped AS
+        SELECT row_number() OVER () AS k, * FROM (SELECT
             to_json([subject_type, game, dealer_id, player_ref])::VARCHAR AS subject_key,
             subject_type, player_ref, dealer_id, game, decisions, informative_decisions,
             informative_taken, legitimate_agreements, gain_cents, first_day, last_day,
@@ -193,9 +193,8 @@ def decision_tests(session: Any, decisions: Any, *, since: int = -1) -> Any:
         FROM decision_tests_decisions
         JOIN (SELECT DISTINCT player_ref, game FROM decision_tests_decisions
               WHERE player_ref IS NOT NULL AND lake_row_id > {int(since)}) USING (player_ref, game)
-        GROUP BY GROUPING SETS ((player_ref, game), (player_ref, dealer_id, game)))
+        GROUP BY GROUPING SETS ((player_ref, game), (player_ref, dealer_id, game))))
         """
-        + ")"
     )
     tested, expected, sd, p_value = [], [], [], []
     for null_p, matches in session.execute(
