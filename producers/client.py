@@ -224,11 +224,13 @@ class TableEventProducer:
     # ---- flushing and closing -----------------------------------------------------------------
 
     def poll(self, timeout: float = 0.0) -> int:
-        return self._producer.poll(timeout)
+        return 0 if self._closed else self._producer.poll(timeout)
 
     def flush(self, timeout: float | None = None) -> int:
         """Wait for every queued message to be delivered or to fail, or for a fatal error;
         returns how many remain."""
+        if self._closed:
+            return 0
         deadline = time.monotonic() + (self._flush_timeout if timeout is None else timeout)
         while True:  # in slices: after a fatal error nothing more will be delivered
             remaining = int(self._producer.flush(max(0.0, min(1.0, deadline - time.monotonic()))))
@@ -247,13 +249,22 @@ class TableEventProducer:
         if self._previous_sigterm is not None:
             signal.signal(signal.SIGTERM, self._previous_sigterm)
             self._previous_sigterm = None
+        failure: PublishError | None = None
         if self._fatal is not None:
-            raise FatalPublishError(f"fatal Kafka producer error: {self._fatal}")
-        if remaining or self.failed:
-            raise PublishError(
+            failure = FatalPublishError(f"fatal Kafka producer error: {self._fatal}")
+        elif remaining or self.failed:
+            failure = PublishError(
                 f"{remaining} messages still queued and {self.failed} failed after "
                 f"{self._flush_timeout:.0f} s (last error: {self.last_failure})"
             )
+        if remaining:
+            # What is still queued is given up: each message's delivery report says so, and
+            # the client can then shut down instead of retrying a dead broker in the background.
+            self._producer.purge()
+            self._producer.poll(0)
+        self._producer.close()
+        if failure is not None:
+            raise failure
 
     def __enter__(self) -> TableEventProducer:
         return self

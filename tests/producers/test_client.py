@@ -3,13 +3,14 @@ and reports what it could not deliver. No broker here: nothing valid ever needs 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
 import pytest
 
 from events import InvalidEvent, dump_event, parse_event
-from producers.client import PublishError, TableEventProducer
+from producers.client import Delivery, PublishError, TableEventProducer
 
 
 def draft(**changes: Any) -> dict[str, Any]:
@@ -44,8 +45,8 @@ def offline() -> Any:
         extra_config={"message.timeout.ms": 1000, "log_level": 0},
     )
     yield producer
-    producer._producer.purge()
-    producer._closed = True
+    with contextlib.suppress(PublishError):
+        producer.close()
 
 
 def queued(producer: TableEventProducer) -> int:
@@ -117,8 +118,9 @@ def test_a_client_restarted_with_last_seq_goes_on_from_it() -> None:
     try:
         assert producer.send(draft()).seq == 42
     finally:
-        producer._producer.purge()
-        producer._closed = True
+        assert queued(producer) == 1
+        with pytest.raises(PublishError, match="1 failed"):
+            producer.close()
 
 
 def test_bytes_are_validated_and_sent_as_they_are(offline: TableEventProducer) -> None:
@@ -135,3 +137,29 @@ def test_undelivered_messages_make_close_fail(offline: TableEventProducer) -> No
     assert offline.failed == 1 and offline.delivered == 0
     with pytest.raises(PublishError, match="closed"):
         offline.send(draft())
+
+
+def test_close_gives_up_what_is_still_queued_and_shuts_the_client_down() -> None:
+    """A broker that never answers: close() waits its flush timeout, reports each message still
+    queued as not delivered, and shuts librdkafka down rather than leave it retrying (and
+    logging) in the background for as long as the process lives."""
+    reports: list[Delivery] = []
+    producer = TableEventProducer(
+        bootstrap_servers="127.0.0.1:9",
+        topic="t",
+        partitions=1,
+        create_topic=False,
+        flush_on_sigterm=False,
+        flush_timeout=0.5,
+        on_delivery=reports.append,
+        extra_config={"message.timeout.ms": 600_000, "log_level": 0},
+    )
+    producer.send(draft())
+    producer.send(draft())
+    with pytest.raises(PublishError, match="2 messages still queued"):
+        producer.close()
+    assert [r.error is not None and r.offset is None for r in reports] == [True, True]
+    assert producer.failed == 2 and producer.delivered == 0
+    with pytest.raises(RuntimeError, match="closed"):
+        producer._producer.poll(0)  # the librdkafka client itself is gone
+    assert producer.flush() == 0 and producer.poll() == 0
