@@ -156,6 +156,9 @@ def connect_marts(
     return lakes.open_session(attach, use=MARTS_ALIAS)
 
 
+# Set for dbt by a build that evaluates every round again (consumers/evidence.py reads it).
+RE_EVALUATE = "CROUPIER_RE_EVALUATE"
+
 # The lake tables whose rows the marts are built from incrementally (their row ids are the
 # watermarks of incremental models and tests, dbt_project/macros/tested_rows.sql).
 SOURCES = ("events", "settlements", "rounds", "violations", "jackpot_ledger")
@@ -345,15 +348,20 @@ def build_marts(
     quiet: bool = False,
     lake_snapshot: int | None = None,
     project_dir: Path = PROJECT_DIR,
+    re_evaluate: bool = False,
 ) -> BuildResult:
     """Run `dbt <command>` (build: seeds, models, tests) of `project_dir` on the lake pinned at
     its current snapshot (or `lake_snapshot`), into the marts store, and publish the marts to
     readers if it passed. A lake that was replaced since the last build, or `full_refresh`,
-    rebuilds the incremental models from scratch."""
+    rebuilds the incremental models from scratch. `re_evaluate` (a full refresh): the hold and
+    hole-carding evaluations of every round are computed again from the events, none of
+    `croupier evidence`'s stored rows read (consumers/evidence.py)."""
     if not lake.exists:
         raise lakes.LakeError(
             f"no lake at {lake.where}: run `croupier lake init` or `croupier demo`"
         )
+    if re_evaluate and not full_refresh:
+        raise BuildError("re-evaluating every round is a full refresh: add --full-refresh")
     state = _lake_state(lake, lake_snapshot)
     project = project_fingerprint(project_dir)
     last = _last_build(marts)
@@ -414,6 +422,9 @@ def build_marts(
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
     }
     env.pop("CROUPIER_TESTED_UP_TO", None)
+    env.pop(RE_EVALUATE, None)
+    if re_evaluate:
+        env[RE_EVALUATE] = "1"
     if last is not None and not full_refresh:
         # rows the last build tested pass again only on a full refresh
         env["CROUPIER_TESTED_UP_TO"] = json.dumps(last.tested_up_to)

@@ -29,6 +29,13 @@ from infra.marts import BuildError, build_marts, default_marts_path
     help="Marts store to write (default: $CROUPIER_MARTS_PATH, else marts/ beside the lake).",
 )
 @click.option("--full-refresh", is_flag=True, help="Rebuild incremental models from scratch.")
+@click.option(
+    "--re-evaluate",
+    is_flag=True,
+    help="With --full-refresh: evaluate every round's hold and hole-carding evidence from the "
+    "events again instead of reading `croupier evidence`'s rows (slow: after a fix to the "
+    "games' math, or to repair a stored row).",
+)
 @click.option("--select", default=None, help="dbt node selection, e.g. 'marts.revenue+'.")
 @click.option("--quiet", is_flag=True, help="Only dbt's errors and the summary line.")
 @click.option(
@@ -42,6 +49,7 @@ def build(
     lake_path: Path | None,
     marts_path: Path | None,
     full_refresh: bool,
+    re_evaluate: bool,
     select: str | None,
     quiet: bool,
     every: float | None,
@@ -51,18 +59,23 @@ def build(
     Runs `dbt build` (seeds, models, generic, singular and unit tests) of dbt_project/ on the
     lake pinned at its current snapshot, so the whole build sees one consistent state while the
     consumer keeps writing. Incremental models only read rows new since the last build; a lake
-    created anew since then triggers a full refresh. A build that passes publishes its marts
+    created anew since then triggers a full refresh, which reads the hold and hole-carding
+    evaluations `croupier evidence` stored like any build (--re-evaluate: computes them all
+    again). A build that passes publishes its marts
     snapshot in <marts>/published.json; readers see that build's marts, whole, meanwhile and
     after a failed or killed build: `croupier sql --lake <marts>`, the dashboards, or `duckdb`
     with `ATTACH 'ducklake:sqlite:<marts>/catalog.sqlite' (READ_ONLY, SNAPSHOT_VERSION <id>)`.
     """
+    if re_evaluate and not full_refresh:
+        raise click.UsageError("--re-evaluate evaluates every round again: add --full-refresh")
     store = existing_lake(lake_path)
     marts = marts_path if marts_path is not None else default_marts_path(store)
     while True:
         try:
             result = build_marts(
-                store, marts, full_refresh=full_refresh, select=select, quiet=quiet
-            )
+                store, marts, full_refresh=full_refresh, select=select, quiet=quiet,
+                re_evaluate=re_evaluate,
+            )  # fmt: skip
         except (BuildError, lakes.LakeError) as exc:
             click.echo(f"error: {exc}", err=True)
             if every is None:
@@ -74,5 +87,5 @@ def build(
             )
         if every is None:
             return
-        full_refresh = False
+        full_refresh = re_evaluate = False
         time.sleep(every)

@@ -155,6 +155,13 @@ def test_build_without_a_lake_is_a_usage_error(tmp_path: Path) -> None:
     assert "no lake at" in result.output
 
 
+def test_re_evaluating_without_a_full_refresh_is_a_usage_error(tmp_path: Path) -> None:
+    """Evaluating every round again only makes sense over marts rebuilt from scratch."""
+    result = CliRunner().invoke(cli, ["build", "--lake", str(tmp_path), "--re-evaluate"])
+    assert result.exit_code == 2
+    assert "--full-refresh" in result.output
+
+
 def test_build_every_keeps_building_incrementally_until_stopped(tmp_path: Path) -> None:
     lake = settle_night(tmp_path, tables=1, hours=0.5, seed=5)
     marts = tmp_path / "marts"
