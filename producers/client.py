@@ -241,7 +241,8 @@ class TableEventProducer:
         return remaining
 
     def close(self) -> None:
-        """Flush, restore the SIGTERM handler, and raise if any message was not delivered."""
+        """Flush, restore the SIGTERM handler, shut the client down, and raise if any message
+        was not delivered (what was still queued after the flush timeout is given up)."""
         if self._closed:
             return
         remaining = self.flush()
