@@ -32,18 +32,22 @@ def draft(**changes: Any) -> dict[str, Any]:
     return event
 
 
-@pytest.fixture
-def offline() -> Any:
+def offline_client(message_timeout_ms: int = 1000, **settings: Any) -> TableEventProducer:
     """A client pointed at a port nobody listens on: whatever is queued is never delivered."""
-    producer = TableEventProducer(
+    return TableEventProducer(
         bootstrap_servers="127.0.0.1:9",
         topic="table-events",
         partitions=1,
         create_topic=False,
         flush_on_sigterm=False,
-        flush_timeout=3.0,
-        extra_config={"message.timeout.ms": 1000, "log_level": 0},
+        extra_config={"message.timeout.ms": message_timeout_ms, "log_level": 0},
+        **settings,
     )
+
+
+@pytest.fixture
+def offline() -> Any:
+    producer = offline_client(flush_timeout=3.0)
     yield producer
     with contextlib.suppress(PublishError):
         producer.close()
@@ -106,15 +110,7 @@ def test_seq_is_assigned_per_table_and_must_increase(offline: TableEventProducer
 
 
 def test_a_client_restarted_with_last_seq_goes_on_from_it() -> None:
-    producer = TableEventProducer(
-        bootstrap_servers="127.0.0.1:9",
-        topic="t",
-        partitions=1,
-        create_topic=False,
-        flush_on_sigterm=False,
-        last_seq={"PG-01": 41},
-        extra_config={"log_level": 0},
-    )
+    producer = offline_client(last_seq={"PG-01": 41})
     try:
         assert producer.send(draft()).seq == 42
     finally:
@@ -144,16 +140,7 @@ def test_close_gives_up_what_is_still_queued_and_shuts_the_client_down() -> None
     queued as not delivered, and shuts librdkafka down rather than leave it retrying (and
     logging) in the background for as long as the process lives."""
     reports: list[Delivery] = []
-    producer = TableEventProducer(
-        bootstrap_servers="127.0.0.1:9",
-        topic="t",
-        partitions=1,
-        create_topic=False,
-        flush_on_sigterm=False,
-        flush_timeout=0.5,
-        on_delivery=reports.append,
-        extra_config={"message.timeout.ms": 600_000, "log_level": 0},
-    )
+    producer = offline_client(600_000, flush_timeout=0.5, on_delivery=reports.append)
     producer.send(draft())
     producer.send(draft())
     with pytest.raises(PublishError, match="2 messages still queued"):
