@@ -164,10 +164,13 @@ NEGLIGIBLE = 1e-300
 def _trimmed(lowest: int, coefficients: npt.NDArray[np.float64]) -> tuple[int, Any]:
     """The polynomial `coefficients` (its first one of power `lowest`) without the runs of
     coefficients below NEGLIGIBLE at either end. A law of under ~1,400 trials has none: short
-    ones are left as they are."""
+    ones are left as they are, and so is one with nothing to keep (NaN probabilities: the
+    answer is the untrimmed one)."""
     if len(coefficients) < 1024:
         return lowest, coefficients
     kept = np.flatnonzero(coefficients >= NEGLIGIBLE)
+    if not len(kept):
+        return lowest, coefficients
     return lowest + int(kept[0]), coefficients[kept[0] : kept[-1] + 1]
 
 

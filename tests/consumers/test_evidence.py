@@ -214,3 +214,20 @@ def test_decision_tests_recompute_only_players_with_new_decisions_and_keep_their
     p1 = [row for row in full.fetchall() if json.loads(row[0])[3] == "P1"]
     assert sorted(again) == sorted(p1) and len(p1) == 3
     assert decision_tests(con, con.table("d"), since=9).fetchall() == []
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_tail_takes_any_probabilities_without_raising(seed: int) -> None:
+    """Probabilities the evaluation never gives (all but 0 or 1, or a NaN among thousands):
+    a long law trimmed of its ends still answers a probability, never an exception (a NaN
+    gives 1: no alert on a number that is not one)."""
+    rng = random.Random(seed)
+    n = rng.randint(1024, 4000)
+    for q in (
+        [rng.random() ** 50 for _ in range(n)],
+        [1 - rng.random() ** 50 for _ in range(n)],
+        [1e-320] * n,
+        [rng.random() if i != n // 2 else math.nan for i in range(n)],
+    ):
+        for k in (1, n // 2, n):
+            assert 0.0 <= poisson_binomial_sf(q, k) <= 1.0
