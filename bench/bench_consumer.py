@@ -143,7 +143,8 @@ def raw_consume_rate(
 
 
 class LakeReader:
-    """One long-lived read-only connection to a lake, as a dashboard holds one.
+    """One long-lived live reader's connection to a lake, as the dashboards' live pages hold
+    one (`lakes.read_live`: a locked catalog is read again a few ms later).
 
     It sees each new snapshot on its next query. Every result is read to the end (fetchall):
     a half-read result keeps the SQLite catalog's read lock, and the writer's next commit then
@@ -157,9 +158,10 @@ class LakeReader:
         if self.con is None:
             if not self.lake.exists:
                 return []
-            self.con = lakes.connect(self.lake, read_only=True)
+            self.con = lakes.connect(self.lake, read_only=True, live=True)
+        con = self.con
         try:
-            return self.con.execute(sql, params or []).fetchall()
+            return lakes.read_live(lambda: con.execute(sql, params or []).fetchall())
         except duckdb.Error:
             return []  # the consumer has not created its tables yet
 

@@ -15,9 +15,10 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 
@@ -26,6 +27,13 @@ from infra.catalog_url import pass_password, redact, split_password
 
 LAKE_ALIAS = "lake"
 KEEPER_READY_S = 10.0
+# A live reader (a surveillance page, the freshness probe) polls the latest snapshot. On a
+# SQLite catalog it attaches with SQLite's busy handler off and `read_live` retries a locked
+# read every LIVE_RETRY_EVERY_S, for up to LIVE_RETRY_FOR_S: the handler in DuckDB's sqlite
+# extension sleeps a whole second per wait (its build has no usleep).
+LIVE_RETRY_EVERY_S = 0.005
+LIVE_RETRY_FOR_S = 5.0
+T = TypeVar("T")
 log = logging.getLogger("croupier.lake")
 # Name in the wheel -> name DuckDB looks for (the sqlite extension loads as `sqlite_scanner`).
 _EXTENSIONS = {
@@ -109,13 +117,24 @@ class Lake:
         return f"ducklake:postgres:{split_password(self.catalog_url)[0]}"
 
     def attach_sql(
-        self, *, alias: str = LAKE_ALIAS, read_only: bool = False, snapshot: int | None = None
+        self,
+        *,
+        alias: str = LAKE_ALIAS,
+        read_only: bool = False,
+        snapshot: int | None = None,
+        live: bool = False,
     ) -> str:
         """The ATTACH statement for this lake; with `snapshot`, pinned at that snapshot id
-        (DuckLake's `SNAPSHOT_VERSION`)."""
+        (DuckLake's `SNAPSHOT_VERSION`). `live` (a reader's): on a SQLite catalog a read that
+        meets a lock fails at once ("database is locked") instead of sleeping a second in
+        SQLite's busy handler; run its queries through `read_live`."""
         options = [f"DATA_PATH '{_quote(self.data_location)}'"]
+        if live and not read_only:
+            raise ValueError("a live attach is a reader's: add read_only")
         if read_only:
             options.append("READ_ONLY")
+        if live and not self.on_postgres:
+            options.append("META_BUSY_TIMEOUT 0")
         else:
             # No rows inlined in the catalog: a reader counting `events` while maintenance
             # flushed inlined rows into a file saw the count go back (3,750 then 3,727, under
@@ -195,9 +214,10 @@ def install_extensions() -> Path:
 
 
 def connect(
-    lake: Lake, *, read_only: bool = False, create: bool = False
+    lake: Lake, *, read_only: bool = False, create: bool = False, live: bool = False
 ) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with the lake attached as `lake` and in use."""
+    """An in-memory DuckDB connection with the lake attached as `lake` and in use; `live`: a
+    live reader's (`Lake.attach_sql`), whose queries go through `read_live`."""
     existed = lake.exists
     if not existed and not create:
         raise LakeError(f"no lake at {lake.where}: run `croupier lake init` first")
@@ -212,10 +232,15 @@ def connect(
                 "(another lake's data, or a deleted lake's): a lake owns its data location, "
                 "and its maintenance deletes the files it does not know. Choose an empty one."
             )
+    attach = [lake.attach_sql(read_only=read_only, live=live)]
+
+    def session() -> duckdb.DuckDBPyConnection:
+        return open_session(attach, use=LAKE_ALIAS)
+
     attempt = 0
     while True:
         try:
-            con = open_session([lake.attach_sql(read_only=read_only)], use=LAKE_ALIAS)
+            con = read_live(session) if live else session()
             break
         except LakeError as exc:
             # Processes started together on a new PostgreSQL catalog race to create its tables
@@ -233,6 +258,21 @@ def connect(
             con.close()
             raise
     return con
+
+
+def read_live(read: Callable[[], T], *, for_s: float = LIVE_RETRY_FOR_S) -> T:
+    """`read()` (a query on a live attach, `Lake.attach_sql(live=True)`), run again every
+    LIVE_RETRY_EVERY_S while the SQLite catalog is locked (a writer's commit, its WAL's
+    checkpoint), for up to `for_s` seconds; then the lock's error is raised. Any other error is
+    raised at once. A read changes nothing, so running it again is safe."""
+    deadline = time.monotonic() + for_s
+    while True:
+        try:
+            return read()
+        except duckdb.Error as exc:
+            if "database is locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(LIVE_RETRY_EVERY_S)
 
 
 def holds_files(lake: Lake) -> bool:

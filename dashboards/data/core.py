@@ -237,9 +237,8 @@ def _lake_database(lake: str, identity: tuple[int, int]) -> duckdb.DuckDBPyConne
     and inode, so a lake deleted and made again gets a new instance ((0, 0) on PostgreSQL)."""
     from infra import lake as lakes
 
-    con = lakes.open_session(
-        [lakes.from_settings(Path(lake)).attach_sql(read_only=True)], use=lakes.LAKE_ALIAS
-    )
+    attach = [lakes.from_settings(Path(lake)).attach_sql(read_only=True, live=True)]
+    con = lakes.read_live(lambda: lakes.open_session(attach, use=lakes.LAKE_ALIAS))
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET parquet_metadata_cache = true")
     return con
@@ -263,15 +262,18 @@ def _live_lake() -> tuple[str, tuple[int, int]]:
 
 
 def _lake_read(lake: str, identity: tuple[int, int], sql: str, params: tuple[Any, ...]) -> pa.Table:
-    """One read-only query on the lake's latest snapshot, on a fresh cursor; a failure (the
-    catalog's server away, a file gone) drops the instance and is LakeAway."""
+    """One read-only query on the lake's latest snapshot, on a fresh cursor (run again while
+    the SQLite catalog is locked: `lakes.read_live`); a failure (the catalog's server away, a
+    file gone) drops the instance and is LakeAway."""
+    from infra import lake as lakes
+
     try:
         cursor = _lake_database(lake, identity).cursor()
     except Exception as exc:  # attaching failed: lakes.LakeError, duckdb.Error, OSError
         raise LakeAway(f"the lake cannot be opened ({type(exc).__name__})") from None
     try:
         values = [list(p) if isinstance(p, tuple) else p for p in params]
-        return cursor.execute(sql, values).to_arrow_table()
+        return lakes.read_live(lambda: cursor.execute(sql, values).to_arrow_table())
     except duckdb.InvalidInputException:
         raise  # a question the lake cannot answer (a snapshot it no longer keeps): the caller's
     except (duckdb.Error, OSError) as exc:

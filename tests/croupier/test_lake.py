@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import duckdb
+import pytest
 from click.testing import CliRunner
 
 from croupier.cli import main
@@ -174,3 +176,81 @@ def test_lake_init_puts_the_catalog_in_wal_mode_so_readers_never_block_the_write
         assert con.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     finally:
         con.close()
+
+
+LOCK_HOLDER = textwrap.dedent(
+    """
+    import sqlite3, sys
+    con = sqlite3.connect(sys.argv[1], isolation_level=None)
+    con.execute("PRAGMA locking_mode=EXCLUSIVE")  # in WAL mode too: every other reader waits
+    con.execute("BEGIN EXCLUSIVE")
+    print("locked", flush=True)
+    sys.stdin.readline()
+    con.execute("COMMIT")
+    con.close()
+    """
+)
+
+
+def test_a_live_reader_meets_a_locked_catalog_and_reads_again_a_moment_later(
+    tmp_path: Path,
+) -> None:
+    # DuckDB's sqlite extension waits on a lock in SQLite's busy handler, which in its build
+    # sleeps a whole second per wait: 1 of every ~3 ten-second runs of the freshness probe had
+    # a p99 over a second. A live reader fails at once on the lock and reads again.
+    lake = lakes.Lake(root=tmp_path / "lake")
+    con = lakes.connect(lake, create=True)
+    con.execute("CREATE TABLE t AS SELECT range AS i FROM range(3)")
+    con.close()
+    reader = lakes.connect(lake, read_only=True, live=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCK_HOLDER, str(lake.catalog)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        calls, release_at = 0, 0
+
+        def count() -> list[tuple[int]]:
+            nonlocal calls
+            calls += 1
+            if calls == release_at:  # the reader met the lock twice, at once each time
+                holder.stdin.write("\n")
+                holder.stdin.flush()
+            return reader.execute("SELECT count(*) FROM t").fetchall()
+
+        with pytest.raises(duckdb.Error, match="database is locked"):
+            lakes.read_live(count, for_s=0.2)  # held all along: the lock's own error
+        calls, release_at = 0, 3
+        assert lakes.read_live(count) == [(3,)]
+        assert calls >= 3  # a reader waiting inside SQLite would have been called once
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        reader.close()
+    # Any other error is the caller's at once.
+    missing = lakes.connect(lake, read_only=True, live=True)
+    calls = 0
+
+    def unknown_table() -> object:
+        nonlocal calls
+        calls += 1
+        return missing.execute("SELECT * FROM no_such_table").fetchall()
+
+    try:
+        with pytest.raises(duckdb.CatalogException):
+            lakes.read_live(unknown_table)
+    finally:
+        missing.close()
+    assert calls == 1
+
+
+def test_a_live_attach_is_a_readers_and_only_a_sqlite_catalog_turns_the_wait_off() -> None:
+    on_sqlite = lakes.Lake(root=Path("lake"))
+    assert "META_BUSY_TIMEOUT 0" in on_sqlite.attach_sql(read_only=True, live=True)
+    assert "META_BUSY_TIMEOUT" not in on_sqlite.attach_sql(read_only=True)
+    with pytest.raises(ValueError, match="read_only"):
+        on_sqlite.attach_sql(live=True)
+    on_postgres = lakes.Lake(root=Path("lake"), catalog_url="postgres://croupier@localhost/lake")
+    assert "META_BUSY_TIMEOUT" not in on_postgres.attach_sql(read_only=True, live=True)
