@@ -21,6 +21,7 @@ never loads it (about a second of every incremental build).
 
 from __future__ import annotations
 
+import base64
 import os
 import uuid
 from typing import Any
@@ -120,22 +121,33 @@ class PoissonBinomial:
 
 
 def poisson_binomial_sf(probabilities: npt.ArrayLike, k: int) -> float:
-    """P(K >= k) for K the successes of trials with these probabilities (`PoissonBinomial`).
-    The law is the product of the trials' polynomials (1 - p) + p x, multiplied here pairwise
-    in a balanced tree: the same sums of products as adding the trials one at a time, in a few
-    hundred numpy calls instead of one per trial (4x faster on a player's lifetime of
-    decisions, where the sum is quadratic). Long products drop their end coefficients below
-    `NEGLIGIBLE` (`_trimmed`): a player's lifetime law has mass only within a few dozen
-    standard deviations of its mean, so the widest products shrink several-fold (the 727
-    tests of a build retesting 270 players of ~12,000 decisions each: 12.4 s -> 3.1 s), and
-    no p-value moves by more than 1e-290 (on those players, none above 1e-280 by more than
-    an ulp)."""
+    """P(K >= k) for K the successes of trials with these probabilities (`PoissonBinomial`),
+    from their law (`poisson_binomial_law`)."""
     q = np.asarray(probabilities, dtype=float)
     if k <= 0:
         return 1.0
     if k > len(q):
         return 0.0
+    return upper_tail(poisson_binomial_law(q), k)
+
+
+Law = tuple[int, npt.NDArray[np.float64]]  # (lowest power kept, coefficients from there)
+
+
+def poisson_binomial_law(probabilities: npt.ArrayLike) -> Law:
+    """The law of the successes of trials with these probabilities: the product of the trials'
+    polynomials (1 - p) + p x, multiplied pairwise in a balanced tree: the same sums of
+    products as adding the trials one at a time, in a few hundred numpy calls instead of one
+    per trial (4x faster on a player's lifetime of decisions, where the sum is quadratic).
+    Long products drop their end coefficients below `NEGLIGIBLE` (`_trimmed`): a player's
+    lifetime law has mass only within a few dozen standard deviations of its mean, so the
+    widest products shrink several-fold (the 727 tests of a build retesting 270 players of
+    ~12,000 decisions each: 12.4 s -> 3.1 s), and no p-value moves by more than 1e-290 (on
+    those players, none above 1e-280 by more than an ulp)."""
+    q = np.asarray(probabilities, dtype=float)
     level = np.stack([1 - q, q], axis=1)  # one polynomial per row, lowest power first
+    if not len(level):
+        return 0, np.ones(1)
     while len(level) > 1 and level.shape[1] <= 64:
         if len(level) % 2:  # times the polynomial 1
             level = np.vstack([level, np.eye(1, level.shape[1])])
@@ -147,12 +159,21 @@ def poisson_binomial_sf(probabilities: npt.ArrayLike, k: int) -> float:
     # long: each polynomial as (its lowest power, its coefficients from there), trimmed
     polys = [_trimmed(0, row) for row in level]
     while len(polys) > 1:
-        paired = [
-            _trimmed(a0 + b0, np.convolve(a, b))
-            for (a0, a), (b0, b) in zip(polys[0::2], polys[1::2], strict=False)
-        ]
+        paired = [combined(a, b) for a, b in zip(polys[0::2], polys[1::2], strict=False)]
         polys = paired + polys[len(paired) * 2 :]
-    lowest, coefficients = polys[0]
+    return polys[0]
+
+
+def combined(a: Law, b: Law) -> Law:
+    """The law of the sum of two independent counts with laws `a` and `b`, trimmed."""
+    return _trimmed(a[0] + b[0], np.convolve(a[1], b[1]))
+
+
+def upper_tail(law: Law, k: int) -> float:
+    """P(K >= k) for K of law `law`."""
+    lowest, coefficients = law
+    if k <= 0:
+        return 1.0
     return float(min(1.0, coefficients[max(0, k - lowest) :].sum()))
 
 
@@ -179,36 +200,69 @@ _DECISION_TEST_COLUMNS = [
     "subject_key", "subject_type", "player_ref", "dealer_id", "game", "decisions",
     "informative_decisions", "informative_taken", "legitimate_agreements", "gain_cents",
     "first_day", "last_day", "lake_row_id", "code_version", "tested_decisions", "matches",
-    "expected_matches", "match_sd", "p_value",
+    "expected_matches", "match_sd", "p_value", "null_law_from", "null_law",
 ]  # fmt: skip
+# Summed from the previous row and the new decisions'.
+_ADDED = (
+    "decisions", "informative_decisions", "informative_taken", "legitimate_agreements",
+    "gain_cents", "matches",
+)  # fmt: skip
 
 
-def decision_tests(session: Any, decisions: Any, *, since: int = -1) -> Any:
+def decision_tests(
+    session: Any, decisions: Any, *, since: int = -1, previous: Any | None = None
+) -> Any:
     """The dbt Python model agg_player_decisions over `decisions` (fct_decisions): for
     each player (and game), and each dealer x player pair, the hole-carding test over their
     decisions, with the evidence a surveillance officer reads (informative decisions, how often
     the full-information choice was taken there, the EV won beyond legitimate play, agreement
     with the legitimate strategy). The statistic is the count of decisions that matched the
     full-information choice, over decisions whose null probability is strictly between 0 and
-    1; its p-value is the exact Poisson-binomial upper tail (`poisson_binomial_sf`).
+    1; its p-value is the exact Poisson-binomial upper tail of their law, which each row keeps
+    (`null_law_from`, `null_law`: `poisson_binomial_law`, float64 little-endian).
 
-    Only the players (and games) with a decision whose `lake_row_id` is above `since` are
-    tested, over all their decisions: their rows replace the old ones by `subject_key`, and
-    each row's `lake_row_id` (its newest decision's) is the model's watermark. Each row keeps
-    the version of this module that computed it (`code_version`): the model tests every player
-    again when this code changed."""
+    Incremental: only the decisions whose `lake_row_id` is above `since` are read, and a
+    subject's new row adds them to its row in `previous` (the model's table as the last build
+    left it; None or `since` < 0: every decision, no previous row): the counts add up, and the
+    stored law times the new decisions' law is the law of them all, so a build reads and
+    convolves only what is new however long a player's history. The rows replace the old ones
+    by `subject_key`, and each row's `lake_row_id` (its newest decision's) is the model's
+    watermark. Each row keeps the version of this module that computed it (`code_version`):
+    the model tests every subject again, from every decision, when this code changed."""
     decisions.create_view("decision_tests_decisions", replace=True)
+    if previous is not None and since >= 0:
+        previous.create_view("decision_tests_previous", replace=True)
+        adding = "LEFT JOIN decision_tests_previous o USING (subject_key)"
+        added = ", ".join(f"n.{c} + coalesce(o.{c}, 0) AS {c}" for c in _ADDED)
+        first_day, last_day = "least(n.first_day, o.first_day)", "greatest(n.last_day, o.last_day)"
+        old = [
+            "o.null_law_from", "o.null_law", "coalesce(o.tested_decisions, 0)",
+            "coalesce(o.expected_matches, 0)", "coalesce(o.match_sd, 0)",
+        ]  # fmt: skip
+    else:
+        adding, added = "", ", ".join(f"n.{c}" for c in _ADDED)
+        first_day, last_day = "n.first_day", "n.last_day"
+        old = ["NULL::INTEGER", "NULL::BLOB", "0", "0::DOUBLE", "0::DOUBLE"]
+    previous_row = ", ".join(
+        f"{value} AS {name}"
+        for value, name in zip(
+            old, ["old_from", "old_law", "old_tested", "old_expected", "old_sd"], strict=True
+        )
+    )
     # Kept in DuckDB, typed by the query even when no player has a decision (an empty Pai
-    # Gow-only lake), and only the null probabilities read out: an Arrow table built or handed
-    # to DuckDB imports pandas (~0.5 s a build).
+    # Gow-only lake), and only the null probabilities and laws read out: an Arrow table built
+    # or handed to DuckDB imports pandas (~0.5 s a build).
     session.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE decision_tests_grouped AS
-        SELECT row_number() OVER () AS k, * FROM (SELECT
+        SELECT row_number() OVER () AS k, n.subject_key, n.subject_type, n.player_ref,
+            n.dealer_id, n.game, {added},
+            {first_day} AS first_day, {last_day} AS last_day, n.lake_row_id,
+            '{source_version(__name__)}' AS code_version, n.null_p,
+            {previous_row}
+        FROM (SELECT
             to_json([subject_type, game, dealer_id, player_ref])::VARCHAR AS subject_key,
-            subject_type, player_ref, dealer_id, game, decisions, informative_decisions,
-            informative_taken, legitimate_agreements, gain_cents, first_day, last_day,
-            lake_row_id, '{source_version(__name__)}' AS code_version, null_p, matches
+            *
         FROM (SELECT
             CASE WHEN grouping(dealer_id) = 0 THEN 'dealer_player' ELSE 'player' END
                 AS subject_type,
@@ -227,33 +281,42 @@ def decision_tests(session: Any, decisions: Any, *, since: int = -1) -> Any:
             count(*) FILTER (WHERE match_probability > 0 AND match_probability < 1
                              AND took_full_information) AS matches
         FROM decision_tests_decisions
-        JOIN (SELECT DISTINCT player_ref, game FROM decision_tests_decisions
-              WHERE player_ref IS NOT NULL AND lake_row_id > {int(since)}) USING (player_ref, game)
-        GROUP BY GROUPING SETS ((player_ref, game), (player_ref, dealer_id, game))))
+        WHERE player_ref IS NOT NULL AND lake_row_id > {int(since)}
+        GROUP BY GROUPING SETS ((player_ref, game), (player_ref, dealer_id, game)))) n
+        {adding}
         """
     )
-    tested, expected, sd, p_value = [], [], [], []
-    for null_p, matches in session.execute(
-        "SELECT null_p, matches FROM decision_tests_grouped ORDER BY k"
+    tested, expected, sd, p_value, law_from, law = [], [], [], [], [], []
+    for null_p, matches, old_from, old_law, old_tested, old_expected, old_sd in session.execute(
+        "SELECT null_p, matches, old_from, old_law, old_tested, old_expected, old_sd "
+        "FROM decision_tests_grouped ORDER BY k"
     ).fetchall():
         q = np.asarray(null_p or [], dtype=float)
-        tested.append(len(q))
-        expected.append(float(q.sum()))
-        sd.append(float(np.sqrt((q * (1 - q)).sum())))
-        p_value.append(poisson_binomial_sf(q, matches) if len(q) else None)
+        together = poisson_binomial_law(q)
+        if old_law is not None:
+            together = combined((old_from, np.frombuffer(old_law, dtype="<f8")), together)
+        count = old_tested + len(q)
+        tested.append(count)
+        expected.append(float(old_expected + q.sum()))
+        sd.append(float(np.sqrt(old_sd**2 + (q * (1 - q)).sum())))
+        p_value.append(upper_tail(together, matches) if count else None)
+        law_from.append(together[0])
+        law.append(base64.b64encode(together[1].astype("<f8").tobytes()).decode())
     columns: dict[str, tuple[list[Any], str]] = {
         "tested_decisions": (tested, "BIGINT"), "expected_matches": (expected, "DOUBLE"),
         "match_sd": (sd, "DOUBLE"), "p_value": (p_value, "DOUBLE"),
+        "null_law_from": (law_from, "INTEGER"),
     }  # fmt: skip
     # written into the SQL (repr round-trips a float exactly): parameters import pandas too
     unnested = ", ".join(
         f"unnest({_sql_list(values, kind)}) AS {name}" for name, (values, kind) in columns.items()
     )
+    laws = "[" + ", ".join(f"from_base64('{text}')" for text in law) + "]::BLOB[]"
     result = f"decision_tests_{uuid.uuid4().hex}"  # each call's own: a caller may keep two
     session.execute(
         f"CREATE TEMP TABLE {result} AS SELECT {', '.join(_DECISION_TEST_COLUMNS)} "
         f"FROM decision_tests_grouped JOIN (SELECT unnest(range(1, {len(tested) + 1})) AS k, "
-        f"{unnested}) USING (k)"
+        f"{unnested}, unnest({laws}) AS null_law) USING (k)"
     )
     return session.table(result)
 

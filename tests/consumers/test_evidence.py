@@ -10,7 +10,9 @@ import math
 import random
 import uuid
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -164,13 +166,9 @@ def test_a_stored_event_that_no_longer_parses_leaves_its_round_unjudged_not_the_
     assert round_id not in {r.round_id for r in comparison.rounds}
 
 
-def test_decision_tests_recompute_only_players_with_new_decisions_and_keep_their_types() -> None:
-    """agg_player_decisions' incremental step: a player is tested again, over all their
-    decisions, only when one of them is above the watermark; with no such player the rows are
-    none but typed as always (an incremental model refuses a change of column types)."""
+def decisions_table() -> Any:
+    """A DuckDB connection with an empty table `d` shaped like fct_decisions."""
     import duckdb
-
-    from consumers.evidence import decision_tests
 
     con = duckdb.connect()
     con.execute(
@@ -179,6 +177,16 @@ def test_decision_tests_recompute_only_players_with_new_decisions_and_keep_their
         "full_information VARCHAR, informative BOOLEAN, took_full_information BOOLEAN, "
         "gain_cents DECIMAL(18, 6), match_probability DOUBLE, lake_row_id BIGINT)"
     )
+    return con
+
+
+def test_decision_tests_recompute_only_players_with_new_decisions_and_keep_their_types() -> None:
+    """agg_player_decisions' incremental step: a subject is tested again, as over all their
+    decisions, only when one of them is above the watermark; with no such subject the rows are
+    none but typed as always (an incremental model refuses a change of column types)."""
+    from consumers.evidence import decision_tests
+
+    con = decisions_table()
     empty = decision_tests(con, con.table("d"))
     con.execute(  # P1: two decisions, the newest at row 9; P2: one at row 3; no player: 12
         "INSERT INTO d VALUES "
@@ -209,11 +217,96 @@ def test_decision_tests_recompute_only_players_with_new_decisions_and_keep_their
     assert player["p_value"] == pytest.approx(0.72, abs=1e-12)
     assert player["expected_matches"] == pytest.approx(0.9)
     assert player["lake_row_id"] == 9
-    # P1's newest decision is at row 9: above 8 P1 alone is tested again, whole; above 9 no one
-    again = decision_tests(con, con.table("d"), since=8).fetchall()
-    p1 = [row for row in full.fetchall() if json.loads(row[0])[3] == "P1"]
-    assert sorted(again) == sorted(p1) and len(p1) == 3
-    assert decision_tests(con, con.table("d"), since=9).fetchall() == []
+    # Step by step: the rows built up to row 8, and then the decisions above 8 added to them.
+    # The one decision above 8 is P1's under D2: P1 and P1 x D2 alone are tested again, as
+    # if from every decision (the other rows stay as they were); above 9, no one.
+    early = decision_tests(con, con.table("d").filter("lake_row_id <= 8"))
+    again = decision_tests(con, con.table("d"), since=8, previous=early)
+    touched = [
+        row for row in full.fetchall() if json.loads(row[0])[2:] in ([None, "P1"], ["D2", "P1"])
+    ]
+    assert len(touched) == 2
+    assert_same_tests(again.fetchall(), touched, again.columns)
+    assert decision_tests(con, con.table("d"), since=9, previous=full).fetchall() == []
+
+
+def assert_same_tests(
+    got: list[tuple[Any, ...]], want: list[tuple[Any, ...]], columns: list[str]
+) -> None:
+    """Rows of decision_tests equal by subject: counts, days and keys exactly; floats (sums in
+    another order) to 1e-9; the stored laws coefficient by coefficient, to 1e-9 or 1e-290 (a
+    law built in other pieces is trimmed of other negligible ends)."""
+    assert len(got) == len(want)
+    by_key = {row[0]: row for row in want}
+    for row in got:
+        other = by_key[row[0]]
+        for name, a, b in zip(columns, row, other, strict=True):
+            if name == "null_law_from":
+                continue
+            if name == "null_law":
+                laws = [
+                    (r[columns.index("null_law_from")], np.frombuffer(law, dtype="<f8"))
+                    for r, law in ((row, a), (other, b))
+                ]
+                top = max(lowest + len(c) for lowest, c in laws)
+                dense = [np.zeros(top), np.zeros(top)]
+                for (lowest, c), d in zip(laws, dense, strict=True):
+                    d[lowest : lowest + len(c)] = c
+                assert np.allclose(*dense, rtol=1e-9, atol=1e-290), row[0]
+            elif isinstance(a, float) and isinstance(b, float):
+                assert a == pytest.approx(b, rel=1e-9, abs=1e-290), (name, row[0])
+            else:
+                assert a == b, (name, row[0])
+
+
+def test_decision_tests_built_step_by_step_equal_the_tests_built_at_once() -> None:
+    """The incremental step adds each build's new decisions to every subject's stored law
+    (convolution) and counts: three steps give the rows of one pass over every decision, for
+    players with laws long enough to be trimmed (thousands of decisions) and short ones, and
+    for p-values from ~1 down to the far tail."""
+
+    from consumers.evidence import decision_tests
+
+    rng = np.random.default_rng(11)
+    rows = []
+    for player, n in (("long", 3_000), ("mid", 1_500), ("short", 40)):
+        q = rng.uniform(0.05, 0.95, n)
+        q[rng.random(n) < 0.05] = rng.choice([0.0, 1.0])  # no information: not tested
+        # "long" matches far more often than its null: a p-value in the far tail
+        took = rng.random(n) < (np.minimum(q + 0.1, 1) if player == "long" else q)
+        for i in range(n):
+            rows.append((f"{player}-{i:05d}", player, f"D{i % 3}", q[i], bool(took[i]), len(rows)))
+    rng.shuffle(rows)
+    con = decisions_table()
+    con.executemany(
+        "INSERT INTO d VALUES (?, 1, ?, ?, 'tripoker', DATE '2026-01-01' + (? % 30)::INTEGER, "
+        "'play', 'play', 'fold', true, ?, 0.5, ?, ?)",
+        [(r, p, dealer, row_id, took, q, row_id) for r, p, dealer, q, took, row_id in rows],
+    )
+    at_once = decision_tests(con, con.table("d"))
+    # as the model keeps them: each step's rows replace the subject's (delete+insert)
+    con.execute(
+        "CREATE TABLE kept AS SELECT * FROM at_once LIMIT 0".replace("at_once", at_once.alias)
+    )
+    since = -1
+    for upto in (1_500, 3_500, len(rows)):
+        step = decision_tests(
+            con, con.table("d").filter(f"lake_row_id < {upto}"), since=since,
+            previous=con.table("kept") if since >= 0 else None,
+        )  # fmt: skip
+        con.execute(
+            f"CREATE OR REPLACE TABLE kept AS SELECT * FROM kept WHERE subject_key NOT IN "
+            f"(SELECT subject_key FROM {step.alias}) UNION ALL SELECT * FROM {step.alias}"
+        )
+        since = upto - 1
+    want = at_once.fetchall()
+    assert_same_tests(con.table("kept").fetchall(), want, at_once.columns)
+    p_values = {
+        json.loads(row[0])[3]: row[at_once.columns.index("p_value")]
+        for row in want
+        if json.loads(row[0])[0] == "player"
+    }
+    assert p_values["long"] < 1e-20 < p_values["mid"]
 
 
 @pytest.mark.parametrize("seed", range(3))

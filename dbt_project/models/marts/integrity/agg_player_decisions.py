@@ -1,9 +1,10 @@
 """The hole-carding numbers per player (and game) and per dealer x player pair over every decision
 in the lake: the count of decisions that matched the full-information choice against its exact
 Poisson-binomial null (consumers/evidence.py `decision_tests`). A Python model because SQL has
-no Poisson-binomial tail. Incremental: a build recomputes, over all their decisions, only the
-players (and games) with decisions above the watermark, and replaces their rows; every player
-when the code that computes them changed (`code_version`)."""
+no Poisson-binomial tail. Incremental: a build reads only the decisions above the watermark and
+adds them to the rows of their subjects (counts, and the null's law each row keeps), replacing
+those rows; every subject from every decision when the code that computes them changed
+(`code_version`)."""
 
 
 def model(dbt, session):
@@ -27,4 +28,8 @@ def model(dbt, session):
         return nothing
     from consumers.evidence import decision_tests
 
-    return decision_tests(session, decisions, since=-1 if stale else mark)
+    if stale or not dbt.is_incremental:
+        return decision_tests(session, decisions)
+    return decision_tests(
+        session, decisions, since=mark, previous=session.sql(f"SELECT * FROM {dbt.this}")
+    )
