@@ -131,10 +131,10 @@ class Lake:
         options = [f"DATA_PATH '{_quote(self.data_location)}'"]
         if live and not read_only:
             raise ValueError("a live attach is a reader's: add read_only")
-        if read_only:
-            options.append("READ_ONLY")
         if live and not self.on_postgres:
             options.append("META_BUSY_TIMEOUT 0")
+        if read_only:
+            options.append("READ_ONLY")
         else:
             # No rows inlined in the catalog: a reader counting `events` while maintenance
             # flushed inlined rows into a file saw the count go back (3,750 then 3,727, under

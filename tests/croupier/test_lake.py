@@ -250,6 +250,9 @@ def test_a_live_attach_is_a_readers_and_only_a_sqlite_catalog_turns_the_wait_off
     on_sqlite = lakes.Lake(root=Path("lake"))
     assert "META_BUSY_TIMEOUT 0" in on_sqlite.attach_sql(read_only=True, live=True)
     assert "META_BUSY_TIMEOUT" not in on_sqlite.attach_sql(read_only=True)
+    # the writer's own options are the writer's alone
+    assert "DATA_INLINING_ROW_LIMIT 0" in on_sqlite.attach_sql()
+    assert "DATA_INLINING" not in on_sqlite.attach_sql(read_only=True, live=True)
     with pytest.raises(ValueError, match="read_only"):
         on_sqlite.attach_sql(live=True)
     on_postgres = lakes.Lake(root=Path("lake"), catalog_url="postgres://croupier@localhost/lake")
