@@ -1,3 +1,6 @@
+{{ config(materialized='incremental', incremental_strategy='delete+insert',
+    unique_key='gaming_date') }}
+
 -- Hold vs expected per table, dealer and game, per casino day and per shift: is the house result
 -- inside what fair cards give, GIVEN the cards and decisions the players made? Each position's
 -- expected house result and variance over the cards its players could not see come from the
@@ -10,7 +13,8 @@
 -- p-value); alerts decided by Benjamini-Hochberg within the test and casino day (fdr_cutoff).
 -- The optimal-play theoretical win (DEF-ACC2) stays beside it, labelled, for revenue.
 -- A round with a position the game could not value (bad data, a player-banker) is left out and
--- counted in untested_rounds.
+-- counted in untested_rounds. Incremental by day (every figure and alert is within a casino
+-- day): a build recomputes and replaces only the days that received new positions.
 with expected as (
     select round_id, seat, expected_house_cents, round_variance
     from {{ ref('int_position_expectations') }}
@@ -22,7 +26,7 @@ positions as (
     from {{ ref('fct_positions') }} as p
     left join expected as e
         on e.round_id = p.round_id and e.seat = {{ player_seat('p') }}
-    where p.wager_cents > 0
+    where p.wager_cents > 0 and {{ affected_days('fct_positions') }}
 ),
 
 rounds as (
@@ -123,5 +127,6 @@ select
     (expected_house_cents - {{ z_95() }} * sd_cents) / nullif(handle_cents, 0)
         as hold_interval_low_pct,
     (expected_house_cents + {{ z_95() }} * sd_cents) / nullif(handle_cents, 0)
-        as hold_interval_high_pct
+        as hold_interval_high_pct,
+    (select max(lake_row_id) from {{ ref('fct_positions') }}) as source_lake_row_id
 from decided
