@@ -7,9 +7,11 @@ rebuilds from scratch if the lake was replaced since."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -17,6 +19,7 @@ from consumers.increments import source_version
 from infra import lake as lakes
 from infra.marts import BuildError, build_marts, connect_marts
 from tests.dbt.conftest import settle_night
+from tests.dbt.test_build_concurrency import card_counts, differences
 
 PROJECT_ONLY = {"dim_games", "dim_rules", "dim_shifts", "int_dice_position_odds"}
 SEEDS = {"games", "rules", "shifts", "house_edges", "progressive_paytable"}
@@ -132,3 +135,56 @@ def test_an_unchanged_project_reruns_only_what_the_lake_feeds_and_a_selection_ad
     lake = settle_night(tmp_path, tables=1, hours=0.5, seed=8)
     assert build_marts(lake, marts, select="dim_games", quiet=True).full_refresh
     assert build_marts(lake, marts, quiet=True).full_refresh
+
+
+def _lake_clone() -> ModuleType:
+    """bench/lake_clone.py: whole nights cloned a casino day apart, as the 1M-round bench does."""
+    path = Path(__file__).resolve().parents[2] / "bench" / "lake_clone.py"
+    spec = importlib.util.spec_from_file_location("lake_clone", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_per_day_aggregates_recompute_only_the_days_with_new_rows(tmp_path: Path) -> None:
+    # The hold test and the revenue aggregates are within a casino day: a build that brings a
+    # new day replaces that day's rows and keeps the others as they were (their watermark is
+    # the earlier build's), and the marts equal a full build's all the same.
+    clone = _lake_clone()
+    night = settle_night(tmp_path / "night", tables=1, hours=0.5, seed=7)
+    lake = lakes.Lake(root=tmp_path / "lake")
+    clone.clone_nights(night, lake, first=0, count=2, evidence=False)
+    marts = tmp_path / "marts"
+    build_marts(lake, marts, quiet=True)
+    per_day = (
+        "SELECT gaming_date, alert_id, source_lake_row_id, p_value, is_alert "
+        "FROM stat_hold_vs_theoretical"
+    )
+    before = set(marts_rows(marts, per_day))
+    revenue_before = set(marts_rows(marts, "SELECT * FROM agg_revenue"))
+    clone.clone_nights(night, lake, first=2, count=1, evidence=False)
+    build_marts(lake, marts, quiet=True)
+    after = set(marts_rows(marts, per_day))
+    days = sorted({row[0] for row in after})
+    assert len(days) == 3 and {row[0] for row in before} == set(days[:2])
+    assert {row for row in after if row[0] in days[:2]} == before  # kept, not recomputed
+    newest = max(row[2] for row in before)
+    assert {row[2] for row in after if row[0] == days[2]} == {max(row[2] for row in after)} and max(
+        row[2] for row in after
+    ) > newest
+    revenue_after = set(marts_rows(marts, "SELECT * FROM agg_revenue"))
+    assert revenue_before <= revenue_after  # the first two days' revenue rows, as they were
+    build_marts(lake, tmp_path / "full", full_refresh=True, quiet=True)
+    diff = differences(marts, tmp_path / "full", leaving=("source_lake_row_id",))
+    diff.pop("intermediate.int_card_rank_counts", None)  # partial sums per build, by design
+    assert diff == {}
+    assert card_counts(marts) == card_counts(tmp_path / "full")
+
+
+def marts_rows(marts: Path, sql: str) -> list[tuple[object, ...]]:
+    con = connect_marts(marts)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
