@@ -202,6 +202,8 @@ _DECISION_TEST_COLUMNS = [
     "first_day", "last_day", "lake_row_id", "code_version", "tested_decisions", "matches",
     "expected_matches", "match_sd", "p_value", "null_law_from", "null_law",
 ]  # fmt: skip
+# What a subject's previous row held, as decision_tests reads it back.
+_EARLIER = ("old_from", "old_law", "old_tested", "old_expected", "old_sd")
 # Summed from the previous row and the new decisions'.
 _ADDED = (
     "decisions", "informative_decisions", "informative_taken", "legitimate_agreements",
@@ -230,25 +232,23 @@ def decision_tests(
     watermark. Each row keeps the version of this module that computed it (`code_version`):
     the model tests every subject again, from every decision, when this code changed."""
     decisions.create_view("decision_tests_decisions", replace=True)
-    if previous is not None and since >= 0:
+    if previous is not None and since >= 0:  # each subject's row from the last build
         previous.create_view("decision_tests_previous", replace=True)
-        adding = "LEFT JOIN decision_tests_previous o USING (subject_key)"
+        joined = "LEFT JOIN decision_tests_previous o USING (subject_key)"
         added = ", ".join(f"n.{c} + coalesce(o.{c}, 0) AS {c}" for c in _ADDED)
-        first_day, last_day = "least(n.first_day, o.first_day)", "greatest(n.last_day, o.last_day)"
-        old = [
+        days = (
+            "least(n.first_day, o.first_day) AS first_day, "
+            "greatest(n.last_day, o.last_day) AS last_day"
+        )
+        earlier = [
             "o.null_law_from", "o.null_law", "coalesce(o.tested_decisions, 0)",
             "coalesce(o.expected_matches, 0)", "coalesce(o.match_sd, 0)",
         ]  # fmt: skip
     else:
-        adding, added = "", ", ".join(f"n.{c}" for c in _ADDED)
-        first_day, last_day = "n.first_day", "n.last_day"
-        old = ["NULL::INTEGER", "NULL::BLOB", "0", "0::DOUBLE", "0::DOUBLE"]
-    previous_row = ", ".join(
-        f"{value} AS {name}"
-        for value, name in zip(
-            old, ["old_from", "old_law", "old_tested", "old_expected", "old_sd"], strict=True
-        )
-    )
+        joined, added = "", ", ".join(f"n.{c}" for c in _ADDED)
+        days = "n.first_day, n.last_day"
+        earlier = ["NULL::INTEGER", "NULL::BLOB", "0", "0::DOUBLE", "0::DOUBLE"]
+    earlier_row = ", ".join(f"{v} AS {name}" for v, name in zip(earlier, _EARLIER, strict=True))
     # Kept in DuckDB, typed by the query even when no player has a decision (an empty Pai
     # Gow-only lake), and only the null probabilities and laws read out: an Arrow table built
     # or handed to DuckDB imports pandas (~0.5 s a build).
@@ -256,10 +256,8 @@ def decision_tests(
         f"""
         CREATE OR REPLACE TEMP TABLE decision_tests_grouped AS
         SELECT row_number() OVER () AS k, n.subject_key, n.subject_type, n.player_ref,
-            n.dealer_id, n.game, {added},
-            {first_day} AS first_day, {last_day} AS last_day, n.lake_row_id,
-            '{source_version(__name__)}' AS code_version, n.null_p,
-            {previous_row}
+            n.dealer_id, n.game, {added}, {days},
+            n.lake_row_id, '{source_version(__name__)}' AS code_version, n.null_p, {earlier_row}
         FROM (SELECT
             to_json([subject_type, game, dealer_id, player_ref])::VARCHAR AS subject_key,
             *
@@ -283,13 +281,12 @@ def decision_tests(
         FROM decision_tests_decisions
         WHERE player_ref IS NOT NULL AND lake_row_id > {int(since)}
         GROUP BY GROUPING SETS ((player_ref, game), (player_ref, dealer_id, game)))) n
-        {adding}
+        {joined}
         """
     )
     tested, expected, sd, p_value, law_from, law = [], [], [], [], [], []
     for null_p, matches, old_from, old_law, old_tested, old_expected, old_sd in session.execute(
-        "SELECT null_p, matches, old_from, old_law, old_tested, old_expected, old_sd "
-        "FROM decision_tests_grouped ORDER BY k"
+        f"SELECT null_p, matches, {', '.join(_EARLIER)} FROM decision_tests_grouped ORDER BY k"
     ).fetchall():
         q = np.asarray(null_p or [], dtype=float)
         together = poisson_binomial_law(q)

@@ -246,7 +246,7 @@ def retry_when_locked(action: Callable[[], T], *, conflicts: bool = False) -> T:
         try:
             return action()
         except duckdb.Error as exc:
-            retry = "database is locked" in str(exc) or (
+            retry = lakes.is_locked(exc) or (
                 conflicts and isinstance(exc, duckdb.TransactionException)
             )
             if not retry or attempt == COMMIT_ATTEMPTS - 1:

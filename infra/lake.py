@@ -260,6 +260,12 @@ def connect(
     return con
 
 
+def is_locked(exc: BaseException) -> bool:
+    """Whether a DuckDB error is the SQLite catalog's lock (another connection writing): a
+    failed statement that left nothing, to be run again."""
+    return "database is locked" in str(exc)
+
+
 def read_live(read: Callable[[], T], *, for_s: float = LIVE_RETRY_FOR_S) -> T:
     """`read()` (a query on a live attach, `Lake.attach_sql(live=True)`), run again every
     LIVE_RETRY_EVERY_S while the SQLite catalog is locked (a writer's commit, its WAL's
@@ -270,7 +276,7 @@ def read_live(read: Callable[[], T], *, for_s: float = LIVE_RETRY_FOR_S) -> T:
         try:
             return read()
         except duckdb.Error as exc:
-            if "database is locked" not in str(exc) or time.monotonic() >= deadline:
+            if not is_locked(exc) or time.monotonic() >= deadline:
                 raise
         time.sleep(LIVE_RETRY_EVERY_S)
 

@@ -237,8 +237,7 @@ def _lake_database(lake: str, identity: tuple[int, int]) -> duckdb.DuckDBPyConne
     and inode, so a lake deleted and made again gets a new instance ((0, 0) on PostgreSQL)."""
     from infra import lake as lakes
 
-    attach = [lakes.from_settings(Path(lake)).attach_sql(read_only=True, live=True)]
-    con = lakes.read_live(lambda: lakes.open_session(attach, use=lakes.LAKE_ALIAS))
+    con = lakes.connect(lakes.from_settings(Path(lake)), read_only=True, live=True)
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET parquet_metadata_cache = true")
     return con

@@ -16,7 +16,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from consumers.evidence import PoissonBinomial, poisson_binomial_sf
+from consumers.evidence import (
+    PoissonBinomial,
+    combined,
+    poisson_binomial_law,
+    poisson_binomial_sf,
+    upper_tail,
+)
 from consumers.stored_rounds import stored_rounds
 from croupier.cli import main
 from events.models import Game
@@ -324,3 +330,7 @@ def test_the_tail_takes_any_probabilities_without_raising(seed: int) -> None:
     ):
         for k in (1, n // 2, n):
             assert 0.0 <= poisson_binomial_sf(q, k) <= 1.0
+            # and as the incremental model builds it: in pieces, multiplied together
+            cut = rng.randint(0, n)
+            law = combined(poisson_binomial_law(q[:cut]), poisson_binomial_law(q[cut:]))
+            assert 0.0 <= upper_tail(law, k) <= 1.0
