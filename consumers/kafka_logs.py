@@ -321,21 +321,25 @@ def client_config(
     *,
     client: str,
     on_error: Callable[[KafkaError], None] | None = None,
+    on_stats: Callable[[str], None] | None = None,
     stats_every_ms: int = 2_000,
 ) -> dict[str, Any]:
     """`config` with the gate wired in: librdkafka's log lines, errors and statistics.
-    `on_error` replaces the gate's error handler (it should pass what it does not handle on)."""
+    `on_error` replaces the gate's error handler (it should pass what it does not handle on);
+    `on_stats` sees the statistics after the gate."""
 
     def default_on_error(error: KafkaError) -> None:
         gate.error(error, client=client)
 
-    def on_stats(stats_json: str) -> None:
+    def stats(stats_json: str) -> None:
         gate.stats(stats_json, client=client)
+        if on_stats is not None:
+            on_stats(stats_json)
 
     return {
         **config,
         "logger": _ClientLogger(gate),
         "error_cb": on_error or default_on_error,
-        "stats_cb": on_stats,
+        "stats_cb": stats,
         "statistics.interval.ms": stats_every_ms,
     }

@@ -20,6 +20,7 @@ the rebalance callbacks count themselves (touching no client: see `lag`).
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import signal
@@ -63,6 +64,15 @@ DEAD_LETTER_TIMEOUT_S = 60.0
 DEAD_LETTER_WEDGED_S = DEAD_LETTER_TIMEOUT_S + 30.0
 # How often the loop samples the lag for the metrics (cheap: no request to the broker).
 LAG_SAMPLE_EVERY_S = 1.0
+# The consumer client wedges the same way: after a broker restart its group coordinator
+# connection stayed down ("GroupCoordinator: Timed out ... 1 out-queue" every minute), so the
+# member whose partitions were revoked at the end of the outage never joined again, and a
+# SIGTERM then hung in `close()` (a flaky outage test in CI). A member whose group has not been
+# steady this long after any outage ended gets a new client; positions come from the lake.
+GROUP_STALLED_S = 60.0
+# How long leaving the group may take at a stop; past it the process stops without it (the
+# lake holds the offsets; the group moves the partitions on after `session.timeout.ms`).
+CLOSE_TIMEOUT_S = 15.0
 
 
 class DeadLetterCopiesUndelivered(RuntimeError):
@@ -110,23 +120,8 @@ class KafkaSource:
         self._security_error: KafkaError | None = None
         self.log_gate = kafka_logs.KafkaLogGate()
         self._client_config = client_config
-        self.consumer = Consumer(
-            {
-                **self._wired(client_config, "consumer"),
-                "group.id": options.group_id,
-                "enable.auto.commit": False,
-                "enable.auto.offset.store": False,
-                "auto.offset.reset": "earliest",
-                "isolation.level": "read_committed",
-                "enable.partition.eof": False,
-                "max.poll.interval.ms": 300_000,
-                # A crashed member's partitions move on after 10 s, not librdkafka's 45 s.
-                "session.timeout.ms": 10_000,
-                "heartbeat.interval.ms": 2_000,
-                # Prefetch is per partition; bounded so memory stays flat on any backlog.
-                "queued.max.messages.kbytes": 16_384,
-            }
-        )
+        self._abandoned = False  # set when `close` stopped waiting for the client to leave
+        self.consumer = self._new_consumer()
         self.dead_letters: Producer | None = None
         if options.dead_letter_topic:
             ensure_topic(
@@ -146,8 +141,36 @@ class KafkaSource:
         self._cluster_id: str | None = None
         self._reading: list[RawMessage] = []  # the batch being read (see `_read_batch`)
 
+    def _new_consumer(self) -> Consumer:
+        """A consumer client, its group membership watched from its statistics (`_group`)."""
+        watch = self._group = GroupWatch()
+        return Consumer(
+            {
+                **self._wired(self._client_config, "consumer", on_stats=watch.stats),
+                "group.id": self.options.group_id,
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "auto.offset.reset": "earliest",
+                "isolation.level": "read_committed",
+                "enable.partition.eof": False,
+                "max.poll.interval.ms": 300_000,
+                # A crashed member's partitions move on after 10 s, not librdkafka's 45 s.
+                "session.timeout.ms": 10_000,
+                "heartbeat.interval.ms": 2_000,
+                # Prefetch is per partition; bounded so memory stays flat on any backlog.
+                "queued.max.messages.kbytes": 16_384,
+            }
+        )
+
+    def _retired(self, consumer: Consumer) -> bool:
+        """Whether a rebalance callback comes from a client no longer ours (replaced, or left
+        closing at a stop): it changes nothing (confluent-kafka assigns or unassigns itself)."""
+        return consumer is not self.consumer or self._abandoned
+
     # -- rebalance: positions come from the lake, never from Kafka's committed offsets ----------
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        if self._retired(consumer):
+            return
         if not self._bound:  # before anything is read: another stream's lake is refused here
             self.pipeline.sink.bind(self._stream(), adopt=self.options.adopt)
             self._bound = True
@@ -166,19 +189,23 @@ class KafkaSource:
             self.metrics.assigned(tp.partition for tp in partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        # Finish the commit in flight, then forget the tables of lost partitions: their next
-        # owner continues from the lake.
+        if self._retired(consumer):
+            return
+        self._forget({tp.partition for tp in partitions})
+        log.info("revoked", extra=fields(partitions=sorted(tp.partition for tp in partitions)))
+        consumer.unassign()
+
+    def _forget(self, lost: set[int]) -> None:
+        """Finish the commit in flight, then forget the tables of `lost` partitions: their next
+        owner continues from the lake."""
         self.pipeline.flush()
         self._after_commits()
-        lost = {tp.partition for tp in partitions}
         self._drop_reading(lost)
         self.pipeline.forget_partitions(lost)
         for partition in lost:
             self._assigned_offsets.pop(partition, None)
         if self.metrics is not None:  # after the flush: no commit in flight sets them again
             self.metrics.revoked(self.options.topic, lost)
-        log.info("revoked", extra=fields(partitions=sorted(tp.partition for tp in partitions)))
-        consumer.unassign()
 
     def _drop_reading(self, partitions: set[int]) -> None:
         """Forget the messages of `partitions` in the batch being read. A rebalance is served
@@ -212,7 +239,13 @@ class KafkaSource:
     def request_stop(self, *_: object) -> None:
         self.stopping.set()
 
-    def _wired(self, config: dict[str, Any], client: str) -> dict[str, Any]:
+    def _wired(
+        self,
+        config: dict[str, Any],
+        client: str,
+        *,
+        on_stats: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
         """`config` with this consumer's error handling and the log gate."""
 
         def on_error(error: KafkaError) -> None:
@@ -222,7 +255,9 @@ class KafkaSource:
             else:  # librdkafka retries transport errors itself
                 self.log_gate.error(error, client=client)
 
-        return kafka_logs.client_config(config, self.log_gate, client=client, on_error=on_error)
+        return kafka_logs.client_config(
+            config, self.log_gate, client=client, on_error=on_error, on_stats=on_stats
+        )
 
     def run(self, *, install_signal_handlers: bool = True) -> int:
         """Consume until stopped (SIGTERM/SIGINT or idle limit); returns the events processed."""
@@ -232,11 +267,10 @@ class KafkaSource:
         idle_since = time.monotonic()
         try:
             self._find_cluster()
-            self.consumer.subscribe(
-                [self.options.topic], on_assign=self._on_assign, on_revoke=self._on_revoke
-            )
+            self._subscribe()
             while not self.stopping.is_set():
                 self._serve_clients()
+                self._mend_group()
                 self._observe()
                 batch = self._read_batch()
                 now = time.monotonic()
@@ -258,6 +292,27 @@ class KafkaSource:
         if self._security_error is not None:
             raise KafkaSecurityError(self._security_error)
         return self.events_total
+
+    def _subscribe(self) -> None:
+        self.consumer.subscribe(
+            [self.options.topic], on_assign=self._on_assign, on_revoke=self._on_revoke
+        )
+
+    def _mend_group(self) -> None:
+        """A new client in place of one whose group membership has stalled (`GROUP_STALLED_S`).
+        The old one is closed on a thread of its own (leaving a wedged group may block)."""
+        stalled_s = self._group.stalled_for(quiet_for=self.log_gate.quiet_for())
+        if stalled_s <= GROUP_STALLED_S:
+            return
+        log.warning(
+            "consumer group membership stalled: a new client joins in its place",
+            extra=fields(stalled_s=round(stalled_s, 1), **self._group.last),
+        )
+        self._forget(set(self._assigned_offsets))
+        old, self.consumer = self.consumer, self._new_consumer()
+        self._assigned_at = None
+        self._subscribe()
+        threading.Thread(target=_close, args=(old, []), name="consumer-retire", daemon=True).start()
 
     def _read_batch(self) -> list[RawMessage]:
         """Messages up to `batch_size`, cut early once the previous batch's commit is done
@@ -539,10 +594,64 @@ class KafkaSource:
             self._after_commits()
         finally:
             try:
-                self.consumer.close()
+                self._leave_group()
             finally:
                 if self.dead_letters is not None:
                     self.dead_letters.flush(10)
+
+    def _leave_group(self) -> None:
+        """Closes the consumer client (it leaves the group), waiting `CLOSE_TIMEOUT_S` at most:
+        a stop request is obeyed even when the group coordinator cannot be reached."""
+        errors: list[Exception] = []
+        closing = threading.Thread(
+            target=_close, args=(self.consumer, errors), name="consumer-close", daemon=True
+        )
+        closing.start()
+        closing.join(CLOSE_TIMEOUT_S)
+        if errors:
+            raise errors[0]
+        if closing.is_alive():
+            self._abandoned = True
+            log.warning(
+                "the consumer could not leave its group: stopping without it (the group moves "
+                "its partitions on after the session timeout)",
+                extra=fields(waited_s=CLOSE_TIMEOUT_S, **self._group.last),
+            )
+
+
+class GroupWatch:
+    """How long a consumer client's group membership has not been steady, from its statistics
+    (`cgrp`: coordinator `state` "up" and `join_state` "steady"). Fed by `stats_cb`, which the
+    client serves inside the loop's reads."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._unsteady_since: float | None = None
+        self.last: dict[str, Any] = {}  # the latest group figures, for the log
+
+    def stats(self, stats_json: str) -> None:
+        try:
+            group = json.loads(stats_json).get("cgrp")
+        except (ValueError, AttributeError):
+            return
+        if not isinstance(group, dict):
+            return
+        self.last = {key: group.get(key) for key in _GROUP_FIGURES}
+        if group.get("state") == "up" and group.get("join_state") == "steady":
+            self._unsteady_since = None
+        elif self._unsteady_since is None:
+            self._unsteady_since = self._clock()
+
+    def stalled_for(self, *, quiet_for: float) -> float:
+        """Seconds the membership has not been steady, counted from no earlier than `quiet_for`
+        seconds ago (the end of the last outage: no group is steady during one); 0 if steady."""
+        if self._unsteady_since is None:
+            return 0.0
+        now = self._clock()
+        return max(0.0, now - max(self._unsteady_since, now - quiet_for))
+
+
+_GROUP_FIGURES = ("state", "join_state", "rebalance_reason", "assignment_size")
 
 
 class _Copy:
@@ -602,6 +711,14 @@ def _retire(producer: Producer) -> None:
         producer.poll(0)  # the purged copies' reports: stale attempts, ignored
     except Exception:  # best effort: the client goes with its last reference anyway
         pass
+
+
+def _close(consumer: Consumer, errors: list[Exception]) -> None:
+    """Closes `consumer` (on a thread of its own: see `CLOSE_TIMEOUT_S`), keeping its error."""
+    try:
+        consumer.close()
+    except Exception as exc:  # the caller's to raise, or to drop with a retired client
+        errors.append(exc)
 
 
 def _timestamp(msg: Any) -> int | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import math
 import random
 import signal
 import subprocess
@@ -23,7 +24,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer
 
-from consumers.kafka_source import ConsumeOptions, KafkaSource
+from consumers.kafka_source import ConsumeOptions, GroupWatch, KafkaSource
 from consumers.pipeline import Pipeline, RawMessage
 from consumers.sink import LakeSink
 from events import InvalidEvent, parse_event
@@ -287,6 +288,63 @@ def test_a_batch_being_read_drops_the_messages_of_partitions_revoked_meanwhile(
     sink.close()
     assert second.returncode == 0, err[-2000:]
     assert any(r.getMessage() == "revoked" for r in caplog.records)  # mid-batch, here
+    assert lake_progress(lake, topic_name) == len(messages)
+    in_process(messages, tmp_path / "single")
+    assert derived_hashes(lake) == derived_hashes(tmp_path / "single")
+
+
+STALLED = "consumer group membership stalled: a new client joins in its place"
+
+
+def test_a_stalled_group_membership_gets_a_new_client_and_loses_or_doubles_nothing(
+    kafka_bootstrap: str,
+    topic_name: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # After a broker restart librdkafka left a member's group coordinator disconnected for
+    # good: its partitions were revoked and never assigned again (a CI run). The member then
+    # replaces its client mid-run; the stall is declared here, the replacement is real.
+    messages = night(tables=3, hours=2, seed=10).messages
+    publish_raw(kafka_bootstrap, topic_name, messages)
+    lake, group = tmp_path / "shared", f"g-{uuid.uuid4().hex[:8]}"
+    sink = LakeSink(lakes.Lake(root=lake))
+    pipeline = Pipeline(sink)
+    options = ConsumeOptions(
+        topic=topic_name, group_id=group, dead_letter_topic=None, batch_size=500,
+        stop_when_idle_s=6.0,
+    )  # fmt: skip
+    stall = threading.Event()
+    real_stalled_for = GroupWatch.stalled_for
+
+    def stalled_for(watch: GroupWatch, *, quiet_for: float) -> float:
+        if stall.is_set():
+            stall.clear()
+            return math.inf
+        return real_stalled_for(watch, quiet_for=quiet_for)
+
+    monkeypatch.setattr(GroupWatch, "stalled_for", stalled_for)
+    source = KafkaSource(pipeline, {"bootstrap.servers": kafka_bootstrap}, options)
+    first_client = source.consumer
+    reading = threading.Thread(target=source.run, kwargs={"install_signal_handlers": False})
+    caplog.set_level("INFO", logger="croupier.consumer")
+    reading.start()
+    deadline = time.monotonic() + 120
+    while lake_progress(lake, topic_name) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stall.set()
+    reading.join(600)
+    pipeline.close()
+    sink.close()
+    said = [
+        r.getMessage() for r in caplog.records
+        if r.getMessage() in ("assigned", "revoked", STALLED)
+    ]  # fmt: skip
+    # The first client's partitions, forgotten without a revoke; the new client's, revoked at
+    # the stop.
+    assert said == ["assigned", STALLED, "assigned", "revoked"], said
+    assert source.consumer is not first_client
     assert lake_progress(lake, topic_name) == len(messages)
     in_process(messages, tmp_path / "single")
     assert derived_hashes(lake) == derived_hashes(tmp_path / "single")

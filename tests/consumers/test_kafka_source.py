@@ -1,15 +1,19 @@
-"""How the Kafka adapter cuts batches (group commit), with the broker replaced by a stub."""
+"""How the Kafka adapter cuts batches (group commit) and watches its group membership, with the
+broker replaced by a stub."""
 
 from __future__ import annotations
 
+import json
+import math
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from confluent_kafka import TIMESTAMP_CREATE_TIME
 
-from consumers.kafka_source import ConsumeOptions, KafkaSource
+from consumers.kafka_source import ConsumeOptions, GroupWatch, KafkaSource
 from consumers.pipeline import Pipeline
 from consumers.rows import RowBatch
 from consumers.sink import LakeSink
@@ -112,3 +116,79 @@ def test_pipeline_idle_follows_the_commit_in_flight(tmp_path: Path) -> None:
     assert pipeline.idle()
     pipeline.close()
     sink.close()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def group_stats(state: str, join_state: str) -> str:
+    return json.dumps({"cgrp": {"state": state, "join_state": join_state, "assignment_size": 0}})
+
+
+def test_the_group_watch_counts_how_long_the_membership_has_not_been_steady() -> None:
+    clock = Clock()
+    watch = GroupWatch(clock)
+    assert watch.stalled_for(quiet_for=math.inf) == 0.0  # nothing known yet: not stalled
+    watch.stats(group_stats("up", "wait-join"))
+    clock.now += 50
+    watch.stats(group_stats("wait-coord", "init"))  # still not steady: counted from the first
+    assert watch.stalled_for(quiet_for=math.inf) == 50.0
+    assert watch.last == {"state": "wait-coord", "join_state": "init",
+                          "rebalance_reason": None, "assignment_size": 0}  # fmt: skip
+    # An outage ended 20 s ago: the membership could not be steady before, so 20 s count.
+    assert watch.stalled_for(quiet_for=20.0) == 20.0
+    assert watch.stalled_for(quiet_for=0.0) == 0.0  # during one: nothing counts
+    watch.stats(group_stats("up", "steady"))
+    assert watch.stalled_for(quiet_for=math.inf) == 0.0
+    clock.now += 10
+    watch.stats(group_stats("up", "wait-sync"))  # a new rebalance counts from its own start
+    clock.now += 5
+    assert watch.stalled_for(quiet_for=math.inf) == 5.0
+
+
+@pytest.mark.parametrize(
+    "stats", ["", "{not json", "[1, 2]", '"up"', "{}", '{"cgrp": 7}', '{"cgrp": null}']
+)
+def test_the_group_watch_ignores_statistics_it_cannot_read(stats: str) -> None:
+    clock = Clock()
+    watch = GroupWatch(clock)
+    watch.stats(group_stats("up", "wait-join"))
+    clock.now += 30
+    watch.stats(stats)
+    assert watch.stalled_for(quiet_for=math.inf) == 30.0
+
+
+class HangingClose:
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.closed = False
+
+    def close(self) -> None:
+        self.release.wait(30)
+        self.closed = True
+
+
+def test_a_stop_does_not_wait_for_ever_on_a_client_that_cannot_leave_its_group(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from consumers import kafka_source
+
+    monkeypatch.setattr(kafka_source, "CLOSE_TIMEOUT_S", 0.3)
+    src = source(committing=False, batch_size=1)
+    client = HangingClose()
+    src.consumer = client  # type: ignore[assignment]
+    started = time.monotonic()
+    src._leave_group()
+    assert time.monotonic() - started < 10 and not client.closed
+    assert (
+        "the consumer could not leave its group: stopping without it (the group moves its "
+        "partitions on after the session timeout)"
+    ) in [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    # Its rebalance callbacks, should it get that far later, change nothing here.
+    assert src._retired(client)  # type: ignore[arg-type]
+    client.release.set()
