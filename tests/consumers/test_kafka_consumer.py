@@ -20,6 +20,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer
@@ -56,6 +57,28 @@ def in_process(messages: list[Message], root: Path) -> None:
         pipeline.handle(raw[start : start + 5_000])
     pipeline.close()
     sink.close()
+
+
+def assert_read_once(lake: Path, topic: str, messages: list[Message], single: Path) -> None:
+    """The lake read every message of `topic` once: its offsets are at the end, and its derived
+    tables hash equal to one in-process run of the same messages (into `single`)."""
+    assert lake_progress(lake, topic) == len(messages)
+    in_process(messages, single)
+    assert derived_hashes(lake) == derived_hashes(single)
+
+
+def source_in_thread(
+    bootstrap: str, topic: str, lake: Path, options: dict[str, Any]
+) -> tuple[KafkaSource, Pipeline, LakeSink, threading.Thread]:
+    """A `KafkaSource` of a new group into `lake`, in process, and the thread to run it on."""
+    sink = LakeSink(lakes.Lake(root=lake))
+    pipeline = Pipeline(sink)
+    options = {"group_id": f"g-{uuid.uuid4().hex[:8]}", "dead_letter_topic": None, **options}
+    source = KafkaSource(
+        pipeline, {"bootstrap.servers": bootstrap}, ConsumeOptions(topic=topic, **options)
+    )
+    reading = threading.Thread(target=source.run, kwargs={"install_signal_handlers": False})
+    return source, pipeline, sink, reading
 
 
 def consume_all(
@@ -248,9 +271,7 @@ def test_rebalance_when_a_consumer_leaves_changes_nothing(
     assert first.returncode == 0, err_first[-2000:]
     assert second.returncode == 0, err_second[-2000:]
     assert "revoked" in err_first
-    assert lake_progress(lake, topic_name) == len(messages)
-    in_process(messages, tmp_path / "single")
-    assert derived_hashes(lake) == derived_hashes(tmp_path / "single")
+    assert_read_once(lake, topic_name, messages, tmp_path / "single")
 
 
 def test_a_batch_being_read_drops_the_messages_of_partitions_revoked_meanwhile(
@@ -262,23 +283,19 @@ def test_a_batch_being_read_drops_the_messages_of_partitions_revoked_meanwhile(
     # such messages twice and left a table's state behind: 200 settlements short).
     messages = night(tables=3, hours=2, seed=9).messages
     publish_raw(kafka_bootstrap, topic_name, messages)
-    lake, group = tmp_path / "shared", f"g-{uuid.uuid4().hex[:8]}"
-    sink = LakeSink(lakes.Lake(root=lake))
-    pipeline = Pipeline(sink)
-    pipeline.idle = lambda: False  # type: ignore[method-assign]  # as while a commit is in flight
-    options = ConsumeOptions(
-        topic=topic_name, group_id=group, dead_letter_topic=None,
-        batch_size=1_000_000, batch_wait_s=8.0, stop_when_idle_s=8.0,
+    lake = tmp_path / "shared"
+    first, pipeline, sink, reading = source_in_thread(
+        kafka_bootstrap, topic_name, lake,
+        {"batch_size": 1_000_000, "batch_wait_s": 8.0, "stop_when_idle_s": 8.0},
     )  # fmt: skip
-    first = KafkaSource(pipeline, {"bootstrap.servers": kafka_bootstrap}, options)
-    reading = threading.Thread(target=first.run, kwargs={"install_signal_handlers": False})
+    pipeline.idle = lambda: False  # type: ignore[method-assign]  # as while a commit is in flight
     caplog.set_level("INFO", logger="croupier.consumer")
     reading.start()
     deadline = time.monotonic() + 60
     while first._assigned_at is None and time.monotonic() < deadline:
         time.sleep(0.05)
     second = subprocess.Popen(
-        consumer_command(lake, topic_name, group, "--stop-when-idle", "6"),
+        consumer_command(lake, topic_name, first.options.group_id, "--stop-when-idle", "6"),
         env=consumer_env(kafka_bootstrap), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip
@@ -288,9 +305,7 @@ def test_a_batch_being_read_drops_the_messages_of_partitions_revoked_meanwhile(
     sink.close()
     assert second.returncode == 0, err[-2000:]
     assert any(r.getMessage() == "revoked" for r in caplog.records)  # mid-batch, here
-    assert lake_progress(lake, topic_name) == len(messages)
-    in_process(messages, tmp_path / "single")
-    assert derived_hashes(lake) == derived_hashes(tmp_path / "single")
+    assert_read_once(lake, topic_name, messages, tmp_path / "single")
 
 
 STALLED = "consumer group membership stalled: a new client joins in its place"
@@ -308,13 +323,7 @@ def test_a_stalled_group_membership_gets_a_new_client_and_loses_or_doubles_nothi
     # replaces its client mid-run; the stall is declared here, the replacement is real.
     messages = night(tables=3, hours=2, seed=10).messages
     publish_raw(kafka_bootstrap, topic_name, messages)
-    lake, group = tmp_path / "shared", f"g-{uuid.uuid4().hex[:8]}"
-    sink = LakeSink(lakes.Lake(root=lake))
-    pipeline = Pipeline(sink)
-    options = ConsumeOptions(
-        topic=topic_name, group_id=group, dead_letter_topic=None, batch_size=500,
-        stop_when_idle_s=6.0,
-    )  # fmt: skip
+    lake = tmp_path / "shared"
     stall = threading.Event()
     real_stalled_for = GroupWatch.stalled_for
 
@@ -325,9 +334,10 @@ def test_a_stalled_group_membership_gets_a_new_client_and_loses_or_doubles_nothi
         return real_stalled_for(watch, quiet_for=quiet_for)
 
     monkeypatch.setattr(GroupWatch, "stalled_for", stalled_for)
-    source = KafkaSource(pipeline, {"bootstrap.servers": kafka_bootstrap}, options)
+    source, pipeline, sink, reading = source_in_thread(
+        kafka_bootstrap, topic_name, lake, {"batch_size": 500, "stop_when_idle_s": 6.0}
+    )
     first_client = source.consumer
-    reading = threading.Thread(target=source.run, kwargs={"install_signal_handlers": False})
     caplog.set_level("INFO", logger="croupier.consumer")
     reading.start()
     deadline = time.monotonic() + 120
@@ -345,9 +355,7 @@ def test_a_stalled_group_membership_gets_a_new_client_and_loses_or_doubles_nothi
     # the stop.
     assert said == ["assigned", STALLED, "assigned", "revoked"], said
     assert source.consumer is not first_client
-    assert lake_progress(lake, topic_name) == len(messages)
-    in_process(messages, tmp_path / "single")
-    assert derived_hashes(lake) == derived_hashes(tmp_path / "single")
+    assert_read_once(lake, topic_name, messages, tmp_path / "single")
 
 
 READER = textwrap.dedent(
