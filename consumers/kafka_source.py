@@ -632,7 +632,7 @@ class GroupWatch:
     def stats(self, stats_json: str) -> None:
         try:
             group = json.loads(stats_json).get("cgrp")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):  # RecursionError: deep nesting
             return
         if not isinstance(group, dict):
             return

@@ -152,7 +152,9 @@ def test_the_group_watch_counts_how_long_the_membership_has_not_been_steady() ->
 
 
 @pytest.mark.parametrize(
-    "stats", ["", "{not json", "[1, 2]", '"up"', "{}", '{"cgrp": 7}', '{"cgrp": null}']
+    "stats",
+    ["", "{not json", "[1, 2]", '"up"', "{}", '{"cgrp": 7}', '{"cgrp": null}', "[" * 100_000],
+    ids=["empty", "not-json", "list", "string", "no-cgrp", "cgrp-int", "cgrp-null", "deep"],
 )
 def test_the_group_watch_ignores_statistics_it_cannot_read(stats: str) -> None:
     clock = Clock()
