@@ -50,6 +50,12 @@ class LazyGroup(click.Group):
         except ValidationError as exc:
             click.echo(f"Error: bad configuration: {exc}", err=True)
             ctx.exit(2)
+        except RuntimeError as exc:
+            # Ctrl-C inside a DuckDB query comes out as this, not as KeyboardInterrupt: the
+            # same "Aborted!" (exit 1) as anywhere else; DuckDB rolled the query back
+            if str(exc) != "Query interrupted":
+                raise
+            raise click.Abort() from None
         except Exception as exc:
             # The lake's storage failed under a command (a bucket or server away, credentials
             # refused, a file gone): DuckDB's message, without a traceback; what was

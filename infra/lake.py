@@ -222,9 +222,12 @@ def connect(
     if not existed and not create:
         raise LakeError(f"no lake at {lake.where}: run `croupier lake init` first")
     if create:
-        lake.root.mkdir(parents=True, exist_ok=True)
-        if not lake.data_remote:
-            lake.data_path.mkdir(parents=True, exist_ok=True)
+        try:
+            lake.root.mkdir(parents=True, exist_ok=True)
+            if not lake.data_remote:
+                lake.data_path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LakeError(f"cannot make the lake's folders at {lake.where}: {exc}") from None
         if not existed and holds_files(lake) and not lake.exists:  # (another may have just
             # made it: then those are its files)
             raise LakeError(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from croupier.commands import FiniteRange
 from croupier.commands.lake import existing_lake
 from infra import lake as lakes
 from infra.marts import BuildError, build_marts, default_marts_path
@@ -40,7 +41,7 @@ from infra.marts import BuildError, build_marts, default_marts_path
 @click.option("--quiet", is_flag=True, help="Only dbt's errors and the summary line.")
 @click.option(
     "--every",
-    type=click.FloatRange(min=1),
+    type=FiniteRange(min=1, max=86_400),
     default=None,
     metavar="SECONDS",
     help="Build again every SECONDS until stopped (a failed build is reported, then retried).",

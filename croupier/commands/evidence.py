@@ -3,7 +3,6 @@ into the lake beside the consumer, so `croupier build` only reads them (consumer
 
 from __future__ import annotations
 
-import math
 import signal
 import sys
 import threading
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from croupier.commands import FiniteRange
 from croupier.commands.lake import existing_lake, lake_option
 
 
@@ -28,7 +28,7 @@ from croupier.commands.lake import existing_lake, lake_option
 )
 @click.option(
     "--every",
-    type=click.FloatRange(min=0.5, max=86_400),
+    type=FiniteRange(min=0.5, max=86_400),
     default=None,
     metavar="SECONDS",
     help="Keep going: look for new rounds every SECONDS until stopped (SIGTERM/SIGINT stop "
@@ -59,8 +59,6 @@ def evidence(lake_path: Path | None, batch: int, every: float | None, quiet: boo
     from consumers.sink import LakeSink, retry_when_locked
     from infra import lake as lakes
 
-    if every is not None and math.isnan(every):
-        raise click.BadParameter("not a number", param_hint="--every")
     store = existing_lake(lake_path)
     stop = threading.Event()
     if threading.current_thread() is threading.main_thread():

@@ -15,6 +15,7 @@ from typing import Any
 import click
 from pydantic import ValidationError
 
+from croupier.commands import FiniteRange
 from events.models import Game
 from games.profiles import load_profile, parse_profile
 from games.registry import GAMES
@@ -190,7 +191,7 @@ def settle(profile_name: str | None) -> None:
 )
 @click.option(
     "--precision",
-    type=click.FloatRange(min=0.01, max=10),
+    type=FiniteRange(min=0.01, max=10),
     default=None,
     help="Simulate until the 95 % interval of the house edge is at most this many percentage "
     "points either side.  [default: 0.1]",

@@ -17,6 +17,7 @@ from typing import IO, Any
 
 import click
 
+from croupier.commands import FiniteRange
 from events import Game
 
 _TABLE_KEY = re.compile(rb'"table_id":"([^"\\]{1,64})"')
@@ -91,7 +92,7 @@ def _tables_of_each_game(command: Callable[..., None]) -> Callable[..., None]:
 @_tables_of_each_game
 @click.option(
     "--hours",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteRange(min=0, min_open=True, max=24 * 365),
     default=8.0,
     show_default=True,
     help="Hours of play per table.",
