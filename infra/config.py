@@ -186,12 +186,16 @@ class Settings(BaseSettings):
     local_kafka_version: str = Field(
         default="4.1.1", description="Apache Kafka version of the local broker (Maven Central)."
     )
-    local_kafka_port: int = Field(default=9092, description="Port of the local broker.")
+    local_kafka_port: int = Field(
+        default=9092, ge=1, le=65535, description="Port of the local broker."
+    )
     local_kafka_controller_port: int = Field(
-        default=9093, description="KRaft controller port of the local broker."
+        default=9093, ge=1, le=65535, description="KRaft controller port of the local broker."
     )
     local_postgres_port: int = Field(
         default=55432,
+        ge=1,
+        le=65535,
         description="Port of the local PostgreSQL server (`croupier postgres start`, loopback).",
     )
 

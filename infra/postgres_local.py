@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import math
 import os
 import pwd
 import secrets
@@ -27,6 +28,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from infra.kafka_local import free_port, port_in_use
+
+# characters of a path that pg_ctl's shell command line cannot carry
+_SHELL_QUOTES = "'\"`$\\"
 
 
 class PostgresLocalError(RuntimeError):
@@ -184,7 +188,7 @@ def running_pid(server: LocalPostgres) -> int | None:
     `postgres` process), else None."""
     try:
         pid = int((server.data_dir / "postmaster.pid").read_text().split()[0])
-    except (FileNotFoundError, PermissionError, ValueError, IndexError):
+    except (OSError, ValueError, IndexError):  # none, unreadable, or not a file at all
         return None
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
@@ -230,11 +234,25 @@ def start(server: LocalPostgres, *, timeout: float = 60.0) -> tuple[int, bool]:
     """Start the server (a new cluster the first time) unless it already runs, with its
     database; return (pid, started_now). Two starts at once (two shells, services started
     together) take turns: the second finds the server the first started."""
-    server.home.mkdir(parents=True, exist_ok=True)
-    with (server.home / ".start.lock").open("a") as lock:
+    unsafe = sorted(set(str(server.home)) & set(_SHELL_QUOTES))
+    if unsafe:
+        # pg_ctl starts the server through /bin/sh, quoting its paths in the shell's way
+        raise PostgresLocalError(
+            f"PostgreSQL cannot run from {server.home}: pg_ctl passes the path through the "
+            f"shell, which the characters {' '.join(unsafe)} break. Choose a data_dir "
+            "(CROUPIER_DATA_DIR) without them"
+        )
+    try:
+        server.home.mkdir(parents=True, exist_ok=True)
+        lock = (server.home / ".start.lock").open("a")
+    except OSError as exc:
+        raise PostgresLocalError(f"PostgreSQL cannot start in {server.home}: {exc}") from None
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released by the kernel if this process dies
         try:
             return _start(server, timeout=timeout)
+        except OSError as exc:  # its folders are not what they should be (a file, no access)
+            raise PostgresLocalError(f"PostgreSQL cannot start in {server.home}: {exc}") from None
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
@@ -273,12 +291,17 @@ def _start(server: LocalPostgres, *, timeout: float) -> tuple[int, bool]:
         os.chown(server.log_file, owner.pw_uid, owner.pw_gid)
     result = _run(
         server, "pg_ctl", "-D", str(server.data_dir), "-o", options, "-l", str(server.log_file),
-        "-w", "-t", str(int(timeout)), "start", timeout=timeout + 10,
+        "-w", "-t", str(math.ceil(timeout)), "start", timeout=timeout + 10,
     )  # fmt: skip
     if result.returncode != 0:
         tail = server.log_file.read_text(errors="replace").splitlines()[-20:]
+        late = ""
+        if running_pid(server) is not None:  # it came up after the wait: not left behind
+            stop(server)
+            late = f"It did not answer within {timeout:g} s and was stopped: give it longer "
+            late += "(--timeout).\n"
         raise PostgresLocalError(
-            "PostgreSQL did not start:\n" + result.stderr[-1000:] + "\n".join(tail)
+            "PostgreSQL did not start:\n" + late + result.stderr[-1000:] + "\n".join(tail)
         )
     try:
         create_database(server, server.database)

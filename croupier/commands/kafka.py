@@ -6,6 +6,7 @@ import time
 
 import click
 
+from croupier.commands import WAIT_SECONDS
 from infra import kafka_local
 
 
@@ -20,7 +21,11 @@ def kafka() -> None:
 
 @kafka.command()
 @click.option(
-    "--timeout", default=120.0, show_default=True, help="Seconds to wait for it to answer."
+    "--timeout",
+    type=WAIT_SECONDS,
+    default=120.0,
+    show_default=True,
+    help="Seconds to wait for it to answer.",
 )
 def start(timeout: float) -> None:
     """Start the broker and wait until it answers a metadata request."""

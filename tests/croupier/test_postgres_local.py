@@ -160,6 +160,51 @@ def test_a_taken_port_is_a_clear_error(home: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "port", "message"),
+    [
+        (("--timeout", "nan"), "55433", "'nan' is not a finite number"),
+        (("--timeout", "inf"), "55433", "is not in the range 0<x<=86400"),
+        (("--timeout", "-1"), "55433", "is not in the range 0<x<=86400"),
+        (("--timeout", "0"), "55433", "is not in the range 0<x<=86400"),
+        ((), "99999", "less than or equal to 65535"),
+        ((), "0", "greater than or equal to 1"),
+    ],
+)
+def test_a_bad_timeout_or_port_is_bad_usage_and_starts_nothing(
+    home: Path, args: tuple[str, ...], port: str, message: str
+) -> None:
+    env = {**os.environ, "CROUPIER_DATA_DIR": str(home), "CROUPIER_LOCAL_POSTGRES_PORT": port}
+    result = subprocess.run(
+        [sys.executable, "-m", "croupier", "postgres", "start", *args],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not (home / "postgres").exists()
+
+
+def test_a_file_in_the_servers_place_or_a_quote_in_its_path_is_a_clear_error(
+    home: Path,
+) -> None:
+    port = free_port()
+    (home / "postgres").write_text("not a folder")
+    start, status, stop = (croupier(home, port, verb) for verb in ("start", "status", "stop"))
+    assert start.returncode == 1 and "PostgreSQL cannot start" in start.stderr, start.stderr
+    assert status.returncode == 1 and status.stdout.strip() == "stopped", status.stderr
+    assert stop.returncode == 0, stop.stderr
+    (home / "postgres").unlink()
+    (home / "postgres" / "data").parent.mkdir()
+    (home / "postgres" / "data").write_text("not a folder")
+    start = croupier(home, port, "start")
+    assert start.returncode == 1 and "PostgreSQL cannot start" in start.stderr, start.stderr
+    quoted = home / "it's"  # pg_ctl's shell command line cannot carry it
+    start = croupier(quoted, port, "start")
+    assert start.returncode == 1 and "characters ' break" in start.stderr, start.stderr
+    assert not quoted.exists()
+    for result in (start, status, stop):
+        assert "Traceback" not in result.stderr
+
+
 def test_a_lake_catalog_on_the_server_is_shared_by_a_writer_and_a_reader(tmp_path: Path) -> None:
     with postgres_local.private() as server:
         data = tmp_path / "data"
