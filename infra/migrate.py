@@ -57,7 +57,8 @@ def migrate(
     from infra.maintenance import maintenance_lock
 
     started = time.monotonic()
-    _check(source, target)
+    if _check(source, target):
+        return _verify_committed(source, target, started)
     # No maintenance pass may merge or delete files of the source while they are copied.
     with maintenance_lock(source.root):
         snapshot = _latest_snapshot(source)
@@ -96,12 +97,18 @@ def migrate(
             con.close()
     try:
         tables = _verify(expected, target)
-    except BaseException as exc:  # committed: say so, and how to start again
-        reason = str(exc) if isinstance(exc, MigrationError) else type(exc).__name__
+    except BaseException as exc:  # committed: say so, and what to do
+        if isinstance(exc, MigrationError):  # it differs: start again from nothing
+            advice = (
+                f"To start again, drop and create the database "
+                f"{redact(target.catalog_url or '')} and remove {target.root}"
+            )
+            reason = str(exc)
+        else:  # interrupted: the same command verifies it
+            advice = "Run the same migration again to verify it"
+            reason = type(exc).__name__
         raise MigrationError(
-            f"the copy was committed but not verified ({reason}): do not use it. To start "
-            f"again, drop and create the database {redact(target.catalog_url or '')} and "
-            f"remove {target.root}"
+            f"the copy was committed but not verified ({reason}): do not use it yet. {advice}"
         ) from None
     return Migrated(
         snapshot_id=snapshot,
@@ -112,7 +119,9 @@ def migrate(
     )
 
 
-def _check(source: lakes.Lake, target: lakes.Lake) -> None:
+def _check(source: lakes.Lake, target: lakes.Lake) -> bool:
+    """Refuse what cannot be migrated; True when the target's catalog already holds a lake
+    (a copy a stopped run committed and did not verify, or another lake)."""
     if source.on_postgres:
         raise MigrationError(f"{source.where} already has its catalog on PostgreSQL")
     if not source.exists:
@@ -126,16 +135,42 @@ def _check(source: lakes.Lake, target: lakes.Lake) -> None:
             "nor holding it (--to-lake): the source's maintenance would delete the files of a "
             "lake inside it as orphans, and two catalogs over one folder each other's"
         )
+    if target.exists and _holds_lake(target):
+        return True
     if lakes.holds_files(target):
         raise MigrationError(
             f"{target.data_path} is not empty (another lake's files, or those a killed "
             "migration left: remove them if so): nothing was written"
         )
-    if target.exists and _holds_lake(target):
-        raise MigrationError(
-            f"the catalog {redact(target.catalog_url or '')} already holds a lake: "
-            "nothing was written (migrate into an empty database)"
-        )
+    return False
+
+
+def _verify_committed(source: lakes.Lake, target: lakes.Lake, started: float) -> Migrated:
+    """The target's catalog holds a lake: a run stopped after its commit (the files were all
+    copied before it) and before its verification, so verify it now; any other lake there is
+    refused, and nothing is written."""
+    from infra.maintenance import maintenance_lock
+
+    with maintenance_lock(source.root):
+        expected = table_hashes(source)
+        snapshot = int(expected.pop(SNAPSHOT))
+        try:
+            tables = _verify(expected, target)
+        except (MigrationError, duckdb.Error, lakes.LakeError) as exc:
+            raise MigrationError(
+                f"the catalog {redact(target.catalog_url or '')} already holds a lake that is "
+                f"not a copy of {source.where} as it is now ({redact(str(exc))}): nothing was "
+                "written. Migrate into an empty database; if that lake is what an interrupted "
+                f"migration left, drop and create the database and remove {target.root} first"
+            ) from None
+    files = [p for p in target.data_path.rglob("*") if p.is_file()]
+    return Migrated(
+        snapshot_id=snapshot,
+        tables=tables,
+        files=len(files),
+        bytes=sum(p.stat().st_size for p in files),
+        seconds=time.monotonic() - started,
+    )
 
 
 def _catalog_session(target: lakes.Lake) -> duckdb.DuckDBPyConnection:

@@ -224,8 +224,12 @@ def migrate(lake_path: Path | None, catalog_url: str, target_path: Path, as_json
     is only read and stays as it was; point the consumers at the new lake
     (CROUPIER_LAKE_CATALOG, CROUPIER_LAKE_PATH) and they continue where they stopped.
 
+    Interrupted (Ctrl-C, a kill)? Run it again as it was: it starts over, or verifies the
+    copy if that was committed before the interruption.
+
     Exit codes: 0 copied and verified, 1 refused or failed (the source is untouched; the
-    target's catalog holds nothing), 2 bad usage.
+    target's catalog holds nothing, or a committed copy that says it was not verified), 2 bad
+    usage.
     """
     from infra.catalog_url import check_catalog_url
     from infra.maintenance import MaintenanceBusy

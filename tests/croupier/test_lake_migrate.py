@@ -124,6 +124,37 @@ def test_a_source_written_during_the_copy_is_refused_and_nothing_is_left(
     assert done.tables["main.dead_letters"] >= 1
 
 
+def test_a_run_stopped_after_its_commit_is_verified_by_the_next_run_and_nothing_else_is(
+    postgres_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Killed after the commit, before the verification: the catalog and every file are in
+    # place, never verified. Running the migration again verifies that copy; a run to
+    # another folder, or after the copy's files were touched, is refused.
+    source = _night_lake(tmp_path)
+    target = lakes.Lake(root=tmp_path / "target", catalog_url=postgres_database)
+
+    def killed(*args: object) -> dict[str, int]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(migration, "_verify", killed)
+    with pytest.raises(migration.MigrationError, match="committed but not verified"):
+        migration.migrate(source, target)
+    monkeypatch.undo()
+    files = sorted(p for p in target.data_path.rglob("*") if p.is_file())
+    assert files
+    done = migration.migrate(source, target)  # verifies, copies nothing again
+    assert done.files == len(files) and done.tables["main.events"] > 0
+    assert sorted(p for p in target.data_path.rglob("*") if p.is_file()) == files
+    assert lake_hashes(target) == lake_hashes(source)
+    elsewhere = lakes.Lake(root=tmp_path / "elsewhere", catalog_url=postgres_database)
+    with pytest.raises(migration.MigrationError, match="already holds a lake that is not a copy"):
+        migration.migrate(source, elsewhere)
+    assert not (elsewhere.data_path).exists()
+    files[0].write_bytes(b"PAR1 damaged")
+    with pytest.raises(migration.MigrationError, match="already holds a lake that is not a copy"):
+        migration.migrate(source, target)
+
+
 def test_what_migrate_refuses_it_refuses_with_a_clear_error_and_writes_nothing(
     postgres_database: str, tmp_path: Path
 ) -> None:
