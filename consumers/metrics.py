@@ -16,9 +16,11 @@ the reason otherwise. docs/operations.md says what each metric counts and what t
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import socket
 import socketserver
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -225,6 +227,14 @@ class MetricsServerError(OSError):
 
 class _Server(socketserver.ThreadingMixIn, WSGIServer):
     daemon_threads = True
+    # a burst of scrapers and health checks waits in the kernel's queue, not in SYN retries
+    request_queue_size = 128
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a client that went silent (dropped after _Quiet.timeout) or away is not the server's
+        # error: no traceback on the consumer's stderr for it
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
 
     def server_bind(self) -> None:
         # HTTPServer's own looks the host's name up (socket.getfqdn), which can hang on DNS.
@@ -235,6 +245,8 @@ class _Server(socketserver.ThreadingMixIn, WSGIServer):
 
 
 class _Quiet(WSGIRequestHandler):
+    timeout = 30  # a client that sends nothing for this long is dropped, and its thread ends
+
     def log_message(self, format: str, *args: Any) -> None:  # scrapes: no log
         pass
 
@@ -249,6 +261,9 @@ class MetricsServer:
         def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
             path = environ.get("PATH_INFO", "/")
             if path == "/healthz":
+                if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+                    start_response("405 Method Not Allowed", [("Allow", "GET, HEAD")])
+                    return [b"/healthz answers GET and HEAD\n"]
                 healthy, body = metrics.health.check()
                 start_response(
                     "200 OK" if healthy else "503 Service Unavailable",
@@ -260,6 +275,12 @@ class MetricsServer:
             start_response("404 Not Found", [("Content-Type", "text/plain")])
             return [b"not found: /metrics and /healthz only\n"]
 
+        if not host.strip():  # "" would listen on every interface, unasked
+            raise MetricsServerError(
+                errno.EINVAL,
+                "the host is empty: give an address (127.0.0.1: this machine only, "
+                "0.0.0.0: every interface)",
+            )
         server_class = type("_Server", (_Server,), {"address_family": _family(host, port)})
         try:
             self._server: WSGIServer = make_server(
@@ -294,8 +315,6 @@ def _family(host: str, port: int) -> socket.AddressFamily:
 
 
 def _reason(exc: OSError, host: str, port: int) -> str:
-    import errno
-
     if exc.errno == errno.EADDRINUSE:
         return f"{host}:{port} is already in use"
     if exc.errno == errno.EADDRNOTAVAIL:

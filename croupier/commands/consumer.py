@@ -147,8 +147,13 @@ def consume(
     """
     if recording is not None:
         _refuse_kafka_options(click.get_current_context())
+    if not metrics_host.strip():  # "" would listen on every interface, unasked
+        raise click.BadParameter(
+            "empty: give an address (127.0.0.1: this machine only, 0.0.0.0: every interface)",
+            param_hint="--metrics-host",
+        )
     if workers > 1:
-        raise SystemExit(_run_workers(workers, _metrics_port(metrics_port)))
+        raise SystemExit(_run_workers(workers, _metrics_port(metrics_port), metrics_host))
     from consumers.kafka_source import ConsumeOptions, DeadLetterCopiesUndelivered, run_consumer
     from consumers.pipeline import Pipeline, warm_up
     from consumers.sink import LakeSink
@@ -310,12 +315,16 @@ def _consume_file(lake_path: Path | None, path: Path, batch_size: int, *, adopt:
     return 0
 
 
-def _run_workers(workers: int, metrics_port: int | None = None) -> int:
+def _run_workers(workers: int, metrics_port: int | None, metrics_host: str) -> int:
     """Run this same command `workers` times as single-worker processes; forward SIGTERM and
     SIGINT to them; exit with the worst exit code. With a metrics port, worker i serves its
-    metrics on that port + i."""
+    metrics on that port + i: every one is free, or nothing starts. A worker that refuses its
+    input (exit 2) stops the others."""
     import signal
     import subprocess
+    import time
+
+    from consumers.metrics import ConsumerMetrics, MetricsServer, MetricsServerError
 
     args: list[str] = []
     skip_value = False
@@ -336,6 +345,12 @@ def _run_workers(workers: int, metrics_port: int | None = None) -> int:
     if metrics_port is not None and metrics_port + workers - 1 > 65535:
         click.echo(f"error: --metrics-port: {metrics_port}+{workers - 1} is past 65535", err=True)
         return 2
+    for i in range(workers if metrics_port else 0):  # 0: each worker finds a free one
+        try:
+            MetricsServer(ConsumerMetrics(), metrics_host, metrics_port + i).close()  # type: ignore[operator]
+        except MetricsServerError as exc:
+            click.echo(f"error: --metrics-port: {exc.strerror}", err=True)
+            return 2
     children = [subprocess.Popen(command(i)) for i in range(workers)]
 
     def forward(signum: int, _frame: object) -> None:
@@ -345,7 +360,15 @@ def _run_workers(workers: int, metrics_port: int | None = None) -> int:
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
-    return max(child.wait() for child in children)
+    codes: dict[int, int] = {}
+    while len(codes) < len(children):
+        for i, child in enumerate(children):
+            if i not in codes and (code := child.poll()) is not None:
+                codes[i] = code
+                if code == 2:  # bad input or a port taken meanwhile: all or none
+                    forward(signal.SIGTERM, None)
+        time.sleep(0.1)
+    return max(codes.values())
 
 
 @click.command()

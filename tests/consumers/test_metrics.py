@@ -248,6 +248,34 @@ def test_a_taken_metrics_port_is_one_clear_line_and_exit_2(
     assert not (tmp_path / "lake").exists()  # before anything was opened or read
 
 
+def test_a_taken_port_of_any_worker_or_an_empty_host_starts_no_worker(
+    kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]  # worker 1's port (port - 1 + 1)
+        result = subprocess.run(
+            consumer_command(
+                tmp_path / "lake", topic_name, "g", "--metrics-port", str(port - 1),
+                "--workers", "2", "--stop-when-idle", "1",
+            ),
+            env=consumer_env(kafka_bootstrap), capture_output=True, text=True, timeout=120,
+            check=False,
+        )  # fmt: skip
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert f"127.0.0.1:{port} is already in use" in result.stderr
+    assert not (tmp_path / "lake").exists()  # no worker ran: nothing opened, bound or read
+    empty = subprocess.run(
+        consumer_command(tmp_path / "lake", topic_name, "g", "--metrics-port", "0",
+                         "--metrics-host", " ", "--stop-when-idle", "1"),
+        env=consumer_env(kafka_bootstrap), capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert empty.returncode == 2 and "--metrics-host" in empty.stderr, empty.stderr[-2000:]
+    assert not (tmp_path / "lake").exists()
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0
@@ -288,8 +316,39 @@ def test_healthz_answers_503_over_http_and_404_elsewhere() -> None:
         assert get(f"{server.url}/nothing")[0] == 404
         status, text = get(f"{server.url}/metrics")
         assert status == 200 and "croupier_consumer_events_total 0.0" in text
+        request = urllib.request.Request(f"{server.url}/healthz", data=b"x", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 405 and refused.value.headers["Allow"] == "GET, HEAD"
     finally:
         server.close()
+
+
+def test_a_client_that_sends_nothing_is_dropped_and_a_burst_waits_its_turn(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from consumers import metrics as metrics_module
+
+    monkeypatch.setattr(metrics_module._Quiet, "timeout", 0.5)
+    server = MetricsServer(ConsumerMetrics(), "127.0.0.1", 0)
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as idle:
+            idle.sendall(b"GET /healthz HTTP/1.1\r\n")  # and never the rest
+            assert idle.recv(1024) == b""  # closed by the server, not by our 10 s timeout
+        # 200 clients connect and ask at once, before any answer is read: each is served
+        burst = []
+        try:
+            for _ in range(200):
+                burst.append(socket.create_connection(("127.0.0.1", server.port), timeout=10))
+                burst[-1].sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+            answers = [client.recv(64) for client in burst]
+        finally:
+            for client in burst:
+                client.close()
+        assert all(answer.startswith(b"HTTP/1.0 503") for answer in answers)
+    finally:
+        server.close()
+    assert "Traceback" not in capsys.readouterr().err  # a dropped client is not an error
 
 
 def test_a_batch_that_failed_to_commit_is_not_counted(tmp_path: Path) -> None:
