@@ -110,13 +110,7 @@ def migrate(
         raise MigrationError(
             f"the copy was committed but not verified ({reason}): do not use it yet. {advice}"
         ) from None
-    return Migrated(
-        snapshot_id=snapshot,
-        tables=tables,
-        files=len(copied),
-        bytes=sum(p.stat().st_size for p in copied),
-        seconds=time.monotonic() - started,
-    )
+    return _migrated(snapshot, tables, copied, started)
 
 
 def _check(source: lakes.Lake, target: lakes.Lake) -> bool:
@@ -164,6 +158,10 @@ def _verify_committed(source: lakes.Lake, target: lakes.Lake, started: float) ->
                 f"migration left, drop and create the database and remove {target.root} first"
             ) from None
     files = [p for p in target.data_path.rglob("*") if p.is_file()]
+    return _migrated(snapshot, tables, files, started)
+
+
+def _migrated(snapshot: int, tables: dict[str, int], files: list[Path], started: float) -> Migrated:
     return Migrated(
         snapshot_id=snapshot,
         tables=tables,
