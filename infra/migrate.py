@@ -150,6 +150,12 @@ def _verify_committed(source: lakes.Lake, target: lakes.Lake, started: float) ->
         snapshot = int(expected.pop(SNAPSHOT))
         try:
             tables = _verify(expected, target)
+        except (duckdb.IOException, duckdb.ConnectionException) as exc:  # may pass: say so
+            raise MigrationError(
+                f"the catalog {redact(target.catalog_url or '')} already holds a lake, which "
+                f"could not be read to verify it ({redact(str(exc))}): nothing was written; "
+                "run the migration again"
+            ) from None
         except (MigrationError, duckdb.Error, lakes.LakeError) as exc:
             raise MigrationError(
                 f"the catalog {redact(target.catalog_url or '')} already holds a lake that is "

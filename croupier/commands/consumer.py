@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from croupier.commands import FiniteRange
 from croupier.commands.lake import lake_at, lake_option
 from infra import lake as lakes
 
@@ -70,11 +71,17 @@ def _maintenance(settings: Settings) -> Schedule | None:
 )
 @click.option(
     "--stop-when-idle",
-    type=float,
+    type=FiniteRange(min=0, max=86_400),
     default=None,
     help="Exit after this many seconds with nothing to read (default: run until SIGTERM).",
 )
-@click.option("--metrics-every", default=10.0, show_default=True, help="Seconds between metrics.")
+@click.option(
+    "--metrics-every",
+    type=FiniteRange(min=0, min_open=True, max=86_400),
+    default=10.0,
+    show_default=True,
+    help="Seconds between metrics.",
+)
 @click.option(
     "--workers",
     type=click.IntRange(1, 64),
@@ -317,9 +324,9 @@ def _consume_file(lake_path: Path | None, path: Path, batch_size: int, *, adopt:
 
 def _run_workers(workers: int, metrics_port: int | None, metrics_host: str) -> int:
     """Run this same command `workers` times as single-worker processes; forward SIGTERM and
-    SIGINT to them; exit with the worst exit code. With a metrics port, worker i serves its
-    metrics on that port + i: every one is free, or nothing starts. A worker that refuses its
-    input (exit 2) stops the others."""
+    SIGINT to them; exit with the worst exit code (a worker killed by signal N counts as
+    128 + N). With a metrics port, worker i serves its metrics on that port + i: every one is
+    free, or nothing starts. A worker that refuses its input (exit 2) stops the others."""
     import signal
     import subprocess
     import time
@@ -364,7 +371,7 @@ def _run_workers(workers: int, metrics_port: int | None, metrics_host: str) -> i
     while len(codes) < len(children):
         for i, child in enumerate(children):
             if i not in codes and (code := child.poll()) is not None:
-                codes[i] = code
+                codes[i] = code if code >= 0 else 128 - code  # killed by signal N: 128 + N
                 if code == 2:  # bad input or a port taken meanwhile: all or none
                     forward(signal.SIGTERM, None)
         time.sleep(0.1)
@@ -388,7 +395,13 @@ def _run_workers(workers: int, metrics_port: int | None, metrics_host: str) -> i
     "in the folder. The configured lake_catalog is not used: replay never touches a live lake.",
 )
 @click.option("--topic", default=None, help="Topic to replay (default: configured kafka_topic).")
-@click.option("--idle", default=5.0, show_default=True, help="Seconds of silence that end it.")
+@click.option(
+    "--idle",
+    type=FiniteRange(min=0, min_open=True, max=86_400),
+    default=5.0,
+    show_default=True,
+    help="Seconds of silence that end it.",
+)
 @_log_format_option
 def replay(
     lake_path: Path, catalog_url: str | None, topic: str | None, idle: float, log_format: str

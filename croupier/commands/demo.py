@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from croupier.commands import FiniteRange
 from events.models import Game
 from infra import lake as lakes
 
@@ -152,8 +153,20 @@ def _soles(cents: int) -> str:
 
 
 @click.command()
-@click.option("--tables", default=3, show_default=True, help="Tables of each game.")
-@click.option("--hours", default=8.0, show_default=True, help="Hours of play.")
+@click.option(
+    "--tables",
+    type=click.IntRange(0, 99),
+    default=3,
+    show_default=True,
+    help="Tables of each game.",
+)
+@click.option(
+    "--hours",
+    type=FiniteRange(min=0, min_open=True, max=24 * 365),
+    default=8.0,
+    show_default=True,
+    help="Hours of play.",
+)
 @click.option("--seed", default=2025, show_default=True, help="Same seed, same night.")
 @click.option(
     "--faults",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -274,6 +275,40 @@ def test_a_taken_port_of_any_worker_or_an_empty_host_starts_no_worker(
     )  # fmt: skip
     assert empty.returncode == 2 and "--metrics-host" in empty.stderr, empty.stderr[-2000:]
     assert not (tmp_path / "lake").exists()
+
+
+def test_a_worker_killed_by_a_signal_makes_the_command_fail(
+    kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    process = subprocess.Popen(
+        consumer_command(tmp_path / "lake", topic_name, f"g-{uuid.uuid4().hex[:8]}",
+                         "--workers", "2"),
+        env=consumer_env(kafka_bootstrap), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        workers: list[int] = []
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            workers = [
+                int(stat.name) for stat in Path("/proc").iterdir() if stat.name.isdigit()
+                and _parent(stat) == process.pid
+            ]  # fmt: skip
+        assert len(workers) == 2, workers
+        time.sleep(3)  # both run
+        os.kill(workers[0], signal.SIGKILL)
+        time.sleep(1)
+        process.send_signal(signal.SIGTERM)  # the other stops cleanly, with 0
+        assert process.wait(timeout=120) == 128 + signal.SIGKILL
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def _parent(proc: Path) -> int | None:
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    return None
 
 
 class Clock:

@@ -27,8 +27,12 @@ from croupier import cli
         ["kafka", "start", "--timeout", "nan"],
         ["postgres", "start", "--timeout", "NaN"],
         ["odds", "--game", "pai-gow", "--precision", "nan"],
+        ["demo", "--hours", "nan"],
+        ["consume", "--stop-when-idle", "nan"],
+        ["consume", "--metrics-every", "nan"],
+        ["replay", "--lake", "never", "--idle", "nan"],
     ],
-    ids=lambda args: " ".join(args[:2]),
+    ids=lambda args: " ".join(arg for arg in args if arg.startswith("--") or arg.isalpha()),
 )
 def test_nan_is_bad_usage_wherever_a_number_of_seconds_or_hours_is_asked(
     args: list[str], tmp_path: Path
