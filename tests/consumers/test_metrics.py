@@ -280,9 +280,10 @@ def test_a_taken_port_of_any_worker_or_an_empty_host_starts_no_worker(
 def test_a_worker_killed_by_a_signal_makes_the_command_fail(
     kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:
+    publish_raw(kafka_bootstrap, topic_name, night(tables=1, hours=0.2, seed=3).messages)
     process = subprocess.Popen(
         consumer_command(tmp_path / "lake", topic_name, f"g-{uuid.uuid4().hex[:8]}",
-                         "--workers", "2"),
+                         "--workers", "2", "--stop-when-idle", "5"),
         env=consumer_env(kafka_bootstrap), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
@@ -295,11 +296,8 @@ def test_a_worker_killed_by_a_signal_makes_the_command_fail(
                 and _parent(stat) == process.pid
             ]  # fmt: skip
         assert len(workers) == 2, workers
-        time.sleep(3)  # both run
-        os.kill(workers[0], signal.SIGKILL)
-        time.sleep(1)
-        process.send_signal(signal.SIGTERM)  # the other stops cleanly, with 0
-        assert process.wait(timeout=120) == 128 + signal.SIGKILL
+        os.kill(workers[0], signal.SIGKILL)  # the other stops when idle, with 0
+        assert process.wait(timeout=180) == 128 + signal.SIGKILL
     finally:
         if process.poll() is None:
             process.kill()
