@@ -244,17 +244,14 @@ def start(server: LocalPostgres, *, timeout: float = 60.0) -> tuple[int, bool]:
         )
     try:
         server.home.mkdir(parents=True, exist_ok=True)
-        lock = (server.home / ".start.lock").open("a")
-    except OSError as exc:
+        with (server.home / ".start.lock").open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released by the kernel if this process dies
+            try:
+                return _start(server, timeout=timeout)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+    except OSError as exc:  # its folders are not what they should be (a file, no access)
         raise PostgresLocalError(f"PostgreSQL cannot start in {server.home}: {exc}") from None
-    with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released by the kernel if this process dies
-        try:
-            return _start(server, timeout=timeout)
-        except OSError as exc:  # its folders are not what they should be (a file, no access)
-            raise PostgresLocalError(f"PostgreSQL cannot start in {server.home}: {exc}") from None
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _start(server: LocalPostgres, *, timeout: float) -> tuple[int, bool]:

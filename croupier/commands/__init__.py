@@ -20,5 +20,5 @@ class FiniteRange(click.FloatRange):
         return number
 
 
-# Seconds to wait for a local server (Kafka, PostgreSQL) to answer: above zero, at most a day.
-WAIT_SECONDS = FiniteRange(min=0, min_open=True, max=86_400)
+# A number of seconds to wait or between two things: above zero, at most a day.
+SECONDS = FiniteRange(min=0, min_open=True, max=86_400)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from croupier.commands import FiniteRange
+from croupier.commands import SECONDS, FiniteRange
 from croupier.commands.lake import lake_at, lake_option
 from infra import lake as lakes
 
@@ -77,7 +77,7 @@ def _maintenance(settings: Settings) -> Schedule | None:
 )
 @click.option(
     "--metrics-every",
-    type=FiniteRange(min=0, min_open=True, max=86_400),
+    type=SECONDS,
     default=10.0,
     show_default=True,
     help="Seconds between metrics.",
@@ -397,7 +397,7 @@ def _run_workers(workers: int, metrics_port: int | None, metrics_host: str) -> i
 @click.option("--topic", default=None, help="Topic to replay (default: configured kafka_topic).")
 @click.option(
     "--idle",
-    type=FiniteRange(min=0, min_open=True, max=86_400),
+    type=SECONDS,
     default=5.0,
     show_default=True,
     help="Seconds of silence that end it.",

@@ -6,7 +6,7 @@ import time
 
 import click
 
-from croupier.commands import WAIT_SECONDS
+from croupier.commands import SECONDS
 from infra import kafka_local
 
 
@@ -22,7 +22,7 @@ def kafka() -> None:
 @kafka.command()
 @click.option(
     "--timeout",
-    type=WAIT_SECONDS,
+    type=SECONDS,
     default=120.0,
     show_default=True,
     help="Seconds to wait for it to answer.",

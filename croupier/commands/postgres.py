@@ -6,7 +6,7 @@ import time
 
 import click
 
-from croupier.commands import WAIT_SECONDS
+from croupier.commands import SECONDS
 from infra import postgres_local
 
 
@@ -27,7 +27,7 @@ def _fail(exc: postgres_local.PostgresLocalError) -> click.ClickException:
 
 @postgres.command()
 @click.option(
-    "--timeout", type=WAIT_SECONDS, default=60.0, show_default=True, help="Seconds to wait for it."
+    "--timeout", type=SECONDS, default=60.0, show_default=True, help="Seconds to wait for it."
 )
 def start(timeout: float) -> None:
     """Start the server (creating its cluster and database the first time) and print the
