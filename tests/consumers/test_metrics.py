@@ -286,8 +286,8 @@ def test_a_worker_killed_by_a_signal_makes_the_command_fail(
                          "--workers", "2", "--stop-when-idle", "5"),
         env=consumer_env(kafka_bootstrap), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
+    workers: list[int] = []
     try:
-        workers: list[int] = []
         deadline = time.monotonic() + 60
         while len(workers) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -299,8 +299,11 @@ def test_a_worker_killed_by_a_signal_makes_the_command_fail(
         os.kill(workers[0], signal.SIGKILL)  # the other stops when idle, with 0
         assert process.wait(timeout=180) == 128 + signal.SIGKILL
     finally:
-        if process.poll() is None:
-            process.kill()
+        if process.poll() is None:  # and no orphan worker waits for a broker that has gone
+            for pid in [process.pid, *workers]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            process.wait(timeout=30)
 
 
 def _parent(proc: Path) -> int | None:
