@@ -32,9 +32,22 @@
 
 {% macro all_rows_of(model) -%}
     {#- What a test was handed as `model` (below) with the rows the last build tested put
-        back: every row of the model that its `where` config lets through. -#}
-    {{- return(modules.re.sub(' (and|where) lake_row_id > [0-9]+[)] dbt_subquery$',
-        ') dbt_subquery', model | string)) -}}
+        back (the same when none were left out): every row of the model that its `where`
+        config lets through. A staging model of the lake is then read from its lake table (its
+        columns and row id, which hold every staging key): dbt inlines an ephemeral model as
+        one CTE, and DuckDB materializes whole a CTE that a query reads twice (new rows and
+        all rows: 1.6 s for 34M events), where two reads of the table read only what each
+        needs. -#}
+    {%- set all_rows = modules.re.sub(' (and|where) lake_row_id > [0-9]+[)] dbt_subquery$',
+        ') dbt_subquery', model | string) -%}
+    {%- set staged = modules.re.search('__dbt__cte__(stg_lake__[a-z_]+)', all_rows)
+        if all_rows != model | string else none -%}
+    {%- set table = lake_source_of(staged.group(1)) if staged else none -%}
+    {%- if table -%}
+        {%- set all_rows = all_rows | replace(staged.group(0),
+            '(select *, rowid as lake_row_id from ' ~ source('lake', table) ~ ')') -%}
+    {%- endif -%}
+    {{- return(all_rows) -}}
 {%- endmacro %}
 
 {% macro duckdb__get_where_subquery(relation) -%}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from infra import lake as lakes
 from infra.marts import BuildError, build_marts, connect_marts
 from tests.dbt.conftest import settle_night
 
@@ -115,3 +116,45 @@ def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> No
     [(check, key)] = broken_checks(marts, "int_position_expectations")
     assert check == "unique_together round_id, seat" and key is not None and "|" in key
     assert broken_checks(marts, "dim_shifts") == [("not_null", "shift_no")]
+
+
+def test_a_lake_row_repeating_a_key_the_last_build_tested_fails_its_staging_contract(
+    tmp_path: Path,
+) -> None:
+    """On an incremental build a staging contract reads the new lake rows, and their keys among
+    all rows of the lake table (macros/tested_rows.sql all_rows_of): a copy of a row the last
+    build tested is found, whichever of the lake's keyed tables it lands in."""
+    lake = settle_night(tmp_path, tables=1, hours=0.5, seed=12)
+    marts = tmp_path / "marts"
+    build_marts(lake, marts, quiet=True)
+    keys = {
+        "events": "event_id",
+        "rounds": "round_id",
+        "violations": "violation_id",
+        "settlements": "concat_ws('|', round_id, seat, spot, bettor)",
+        "jackpot_ledger": "concat_ws('|', table_id, round_id, entry_no)",
+    }
+    con = lakes.connect(lake)
+    try:
+        copied = {}
+        for table, key in keys.items():
+            [(copied[table],)] = con.execute(
+                f"SELECT {key} FROM {table} ORDER BY rowid LIMIT 1"
+            ).fetchall()  # the oldest row: tested by the last build, far from the new ones
+            con.execute(f"INSERT INTO {table} SELECT * FROM {table} ORDER BY rowid LIMIT 1")
+    finally:
+        con.close()
+
+    with pytest.raises(BuildError):
+        build_marts(lake, marts, quiet=True)
+    found = failures(marts)
+    con = lakes.connect(lake, read_only=True)
+    try:
+        for table in keys:
+            model = f"stg_lake__{table}"
+            assert found[f"row_contract_{model}"] == 1, found
+            [compiled] = (marts / "_dbt" / "target" / "compiled").rglob(f"row_contract_{model}.sql")
+            [(check, detail)] = con.execute(compiled.read_text()).fetchall()
+            assert check.startswith("unique") and detail == str(copied[table]), (check, detail)
+    finally:
+        con.close()
