@@ -1,20 +1,17 @@
 -- Σ settlements per casino day = the revenue mart's totals. The day's sums are taken straight
 -- from the lake's settlements (staging), independently of fct_bets, and compared with the
 -- casino-wide daily row of agg_revenue and with fct_rounds. Any row returned is a mismatch.
--- Only the days that received settlements not yet tested (all days when none were).
-with untested as (
-    select min(settled_at) - interval 1 day as since
-    from {{ ref('stg_lake__settlements') }}
-    where lake_row_id > {{ tested_up_to('settlements') }}
-),
-
-days as (
-    select distinct {{ gaming_date('settled_at') }} as gaming_date
-    from {{ ref('stg_lake__settlements') }}
-    where lake_row_id > {{ tested_up_to('settlements') }}
-),
-
-source_days as (
+-- Only the days from the first that received settlements not yet tested (all days when none
+-- were): that day's start, read before the test runs, bounds the scan of the lake, which then
+-- skips the files of earlier days.
+{%- set first = 'null::timestamptz' -%}
+{%- if execute -%}
+    {%- set first = run_query(
+        'select coalesce(epoch_us(min(settled_at)), -1) from ' ~ source('lake', 'settlements')
+        ~ ' where rowid > ' ~ tested_up_to('settlements')).columns[0].values()[0] | int -%}
+    {%- set first = 'make_timestamptz(' ~ first ~ ')' if first >= 0 else 'null::timestamptz' -%}
+{%- endif %}
+with source_days as (
     select
         {{ gaming_date('settled_at') }} as gaming_date,
         count(*) as bet_lines,
@@ -25,10 +22,13 @@ source_days as (
         sum(payout_cents) as payout_cents,
         sum(capped_cents) as capped_cents
     from {{ ref('stg_lake__settlements') }}
-    where settled_at >= (select since from untested)
+    -- a casino day lasts 24 hours: the first one started at most a day before the first row
+    where settled_at >= {{ first }} - interval 1 day
     group by 1
-    having {{ gaming_date('min(settled_at)') }} in (select gaming_date from days)
+    having {{ gaming_date('min(settled_at)') }} >= {{ gaming_date(first) }}
 ),
+
+days as (select gaming_date from source_days),
 
 mart_days as (
     select gaming_date, sum(bet_lines) as bet_lines, sum(rounds) as rounds,

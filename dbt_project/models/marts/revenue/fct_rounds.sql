@@ -35,9 +35,7 @@ lines as (
         sum(theoretical_win_cents)::decimal(20, 6) as theoretical_win_cents,
         max(lake_row_id) as bets_lake_row_id
     from {{ ref('fct_bets') }}
-    {% if is_incremental() %}
-    where lake_row_id > (select coalesce(max(bets_lake_row_id), -1) from {{ this }})
-    {% endif %}
+    where {{ new_lake_rows(mark='bets_lake_row_id') }}
     group by round_id
 ),
 
