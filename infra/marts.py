@@ -158,6 +158,8 @@ def connect_marts(
 
 # Set for dbt by a build that evaluates every round again (consumers/evidence.py reads it).
 RE_EVALUATE = "CROUPIER_RE_EVALUATE"
+# The lake snapshot the last whole build read, when the lake still has every snapshot since.
+BUILT_SNAPSHOT = "CROUPIER_LAKE_BUILT_SNAPSHOT"
 
 # The lake tables whose rows the marts are built from incrementally (their row ids are the
 # watermarks of incremental models and tests, dbt_project/macros/tested_rows.sql).
@@ -214,6 +216,22 @@ def _lake_state(lake: lakes.Lake, at: int | None = None) -> LakeState:
         created_at=created[1] if created is not None else row[1],
         max_row_ids=max_row_ids,
     )
+
+
+def _unbroken(lake: lakes.Lake, first: int, last: int) -> bool:
+    """Whether the lake still has every snapshot from `first` to `last`: then its change feed
+    (ducklake_table_insertions) tells every row inserted after `first`; an expired snapshot in
+    between leaves rows it could no longer attribute."""
+    con = lakes.connect(lake, read_only=True)
+    try:
+        row = con.execute(
+            f"SELECT count(*) FROM {lakes.LAKE_ALIAS}.snapshots() "
+            "WHERE snapshot_id BETWEEN ? AND ?",
+            [first, last],
+        ).fetchone()
+    finally:
+        con.close()
+    return row is not None and row[0] == last - first + 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -425,9 +443,13 @@ def build_marts(
     env.pop(RE_EVALUATE, None)
     if re_evaluate:
         env[RE_EVALUATE] = "1"
+    env.pop(BUILT_SNAPSHOT, None)
     if last is not None and not full_refresh:
         # rows the last build tested pass again only on a full refresh
         env["CROUPIER_TESTED_UP_TO"] = json.dumps(last.tested_up_to)
+        if _unbroken(lake, last.lake_snapshot_id, state.snapshot_id):
+            # the event models read only the rows inserted since (macros/event_fields.sql)
+            env[BUILT_SNAPSHOT] = str(last.lake_snapshot_id)
     started_at = datetime.now().astimezone()
     started = time.monotonic()
     done = subprocess.run(args, env=env, check=False)

@@ -19,6 +19,6 @@ select
     amount_cents,
     player_ref,
     lake_row_id
-from {{ ref('int_event_fields') }}
+from {{ new_event_fields() }}
 where (event_type = 'bet_placed' or (event_type = 'player_decided' and amount_cents > 0))
     and {{ new_lake_rows() }}

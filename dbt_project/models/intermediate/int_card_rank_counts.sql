@@ -11,7 +11,7 @@ with dealt as (
         unnest(cards) as card,
         unnest(coalesce(deal_order, list_transform(cards, c -> null::integer))) as deal_order,
         lake_row_id
-    from {{ ref('int_event_fields') }}
+    from {{ new_event_fields() }}
     where event_type in ('cards_dealt', 'community_dealt')
         and {{ new_lake_rows() }}
 )

@@ -15,6 +15,6 @@ select
     (dice[1] + dice[2] + dice[3] - 1) % 7 as position_from_banker,
     dice_valid as is_valid,
     lake_row_id
-from {{ ref('int_event_fields') }}
+from {{ new_event_fields() }}
 where event_type = 'dice_rolled'
     and {{ new_lake_rows() }}

@@ -12,6 +12,6 @@ select
     meter_cents,
     reason,
     lake_row_id
-from {{ ref('int_event_fields') }}
+from {{ new_event_fields() }}
 where event_type in ('progressive_meter_reset', 'progressive_meter_recorded')
     and {{ new_lake_rows() }}

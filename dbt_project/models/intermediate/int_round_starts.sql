@@ -5,7 +5,7 @@
 -- shuffle, PGP-A8a, TCP-A7). Known from the events before the round ends.
 with starts as (
     select event_id, round_id, table_id, game, seq, occurred_at, dealer_id, deck_id, lake_row_id
-    from {{ ref('int_event_fields') }}
+    from {{ new_event_fields() }}
     where event_type = 'round_started'
         and {{ new_lake_rows() }}
 ),

@@ -28,6 +28,6 @@ select
     card_count,
     reason,
     lake_row_id
-from {{ ref('int_event_fields') }}
+from {{ new_event_fields() }}
 where round_id is null
     and {{ new_lake_rows() }}
