@@ -334,6 +334,48 @@ def test_hold_vs_expected_z_per_table_and_day_equals_pandas(
         assert (day["is_alert"][clear] == (day["p_value"][clear] <= cutoff)).all()
 
 
+def test_dealer_player_pairs_z_equals_pandas(
+    built_night: BuiltNight, settlements: pd.DataFrame
+) -> None:
+    """The dealer x player pair test from the settlements and the games' expectations, in
+    pandas: each pair's player positions with a wager, their house result against the expected
+    result given the decisions, over the square root of the summed variances; pairs with fewer
+    than 20 positions (var min_pair_positions) are not tested. The mart sums each pair
+    incrementally (int_dealer_player_sums); this sums every position at once."""
+    lines = settlements[(settlements["bettor"] == "player") & settlements["player_ref"].notna()]
+    positions = lines.groupby(["round_id", "seat"]).agg(
+        dealer_id=("dealer_id", "first"), player_ref=("player_ref", "first"),
+        wager=("wager_cents", "sum"), result=("house_result_cents", "sum"),
+    ).reset_index()  # fmt: skip
+    positions = positions[positions["wager"] > 0]
+    expected = marts_df(
+        built_night,
+        "SELECT round_id, seat, expected_house_cents, expected_variance "
+        "FROM intermediate.int_position_expectations WHERE note IS NULL",
+    )
+    merged = positions.merge(expected, on=["round_id", "seat"], how="inner")
+    pairs = merged.groupby(["dealer_id", "player_ref"]).agg(
+        positions=("wager", "size"), result=("result", "sum"),
+        expected=("expected_house_cents", "sum"), var=("expected_variance", "sum"),
+    )  # fmt: skip
+    pairs = pairs[pairs["positions"] >= 20].sort_index()
+    pairs["z"] = (pairs["result"] - pairs["expected"]) / np.sqrt(pairs["var"])
+    mart = (
+        marts_df(
+            built_night,
+            "SELECT dealer_id, player_ref, sample_size, house_result_cents, z_score "
+            "FROM stat_dealer_player_pairs",
+        )
+        .set_index(["dealer_id", "player_ref"])
+        .sort_index()
+    )
+    assert len(pairs) > 10
+    assert list(mart.index) == list(pairs.index)
+    assert (mart["sample_size"] == pairs["positions"]).all()
+    assert (mart["house_result_cents"] == pairs["result"]).all()
+    assert np.allclose(mart["z_score"], pairs["z"], atol=2e-6)
+
+
 def test_def_thp4_progressive_liability_and_hit_counts_equal_the_ledger(
     built_night: BuiltNight, settlements: pd.DataFrame
 ) -> None:

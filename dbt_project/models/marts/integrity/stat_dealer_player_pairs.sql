@@ -4,27 +4,19 @@
 -- (int_position_expectations, as stat_hold_vs_theoretical): a pair plus hit or a jackpot the
 -- player's own cards made is no longer luck the test must absorb, so the normal tail holds on
 -- small samples. One-sided p = P(Z <= z); alerts by Benjamini-Hochberg over every pair tested.
-with positions as (
-    select p.*, e.expected_house_cents, e.expected_variance
-    from {{ ref('fct_positions') }} as p
-    inner join {{ ref('int_position_expectations') }} as e
-        on e.round_id = p.round_id and e.seat = p.seat and e.note is null
-    where p.bettor = 'player' and p.player_ref is not null and p.wager_cents > 0
-),
-
-pairs as (
+-- The pairs' sums are kept incrementally (int_dealer_player_sums).
+with pairs as (
     select
         dealer_id,
         player_ref,
-        count(*) as positions,
-        sum(wager_cents)::bigint as handle_cents,
-        sum(house_result_cents)::bigint as house_result_cents,
-        sum(theoretical_win_cents)::double as theoretical_win_cents,
-        sum(expected_house_cents) as expected_house_cents,
-        sqrt(sum(expected_variance)) as sd_cents
-    from positions
-    group by dealer_id, player_ref
-    having count(*) >= {{ var('min_pair_positions') }}
+        positions,
+        handle_cents,
+        house_result_cents,
+        theoretical_win_cents::double as theoretical_win_cents,
+        expected_house_cents,
+        sqrt(expected_variance) as sd_cents
+    from {{ ref('int_dealer_player_sums') }}
+    where positions >= {{ var('min_pair_positions') }}
 ),
 
 scored as (
