@@ -173,6 +173,10 @@ class LakeState:
     snapshot_id: int
     created_at: datetime  # the lake's creation (infra.binding): tells a recreated lake apart
     max_row_ids: dict[str, int]  # per source table, at `snapshot_id`
+    # `since` (the snapshot the last whole build read) if the lake still has every snapshot
+    # from it to `snapshot_id`: its change feed (ducklake_table_insertions) then tells every
+    # row inserted after it; an expired snapshot between leaves rows it cannot attribute
+    unbroken_since: int | None = None
 
 
 def project_fingerprint(project_dir: Path = PROJECT_DIR) -> str:
@@ -187,8 +191,9 @@ def project_fingerprint(project_dir: Path = PROJECT_DIR) -> str:
     return digest.hexdigest()
 
 
-def _lake_state(lake: lakes.Lake, at: int | None = None) -> LakeState:
-    """The lake at its latest snapshot, or at snapshot `at`."""
+def _lake_state(lake: lakes.Lake, at: int | None = None, since: int | None = None) -> LakeState:
+    """The lake at its latest snapshot, or at snapshot `at`; and whether it has every snapshot
+    since snapshot `since`."""
     from infra.binding import identity
 
     con = lakes.connect(lake, read_only=True)
@@ -209,29 +214,22 @@ def _lake_state(lake: lakes.Lake, at: int | None = None) -> LakeState:
         )
         [found] = con.execute(f"SELECT {newest}").fetchall()
         max_row_ids = {table: int(top) for table, top in zip(SOURCES, found, strict=True)}
+        unbroken = None
+        if since is not None and since <= snapshot:
+            kept = con.execute(
+                f"SELECT count(*) FROM {lakes.LAKE_ALIAS}.snapshots() "
+                "WHERE snapshot_id BETWEEN ? AND ?",
+                [since, snapshot],
+            ).fetchone()
+            unbroken = since if kept is not None and kept[0] == snapshot - since + 1 else None
     finally:
         con.close()
     return LakeState(
         snapshot_id=snapshot,
         created_at=created[1] if created is not None else row[1],
         max_row_ids=max_row_ids,
+        unbroken_since=unbroken,
     )
-
-
-def _unbroken(lake: lakes.Lake, first: int, last: int) -> bool:
-    """Whether the lake still has every snapshot from `first` to `last`: then its change feed
-    (ducklake_table_insertions) tells every row inserted after `first`; an expired snapshot in
-    between leaves rows it could no longer attribute."""
-    con = lakes.connect(lake, read_only=True)
-    try:
-        row = con.execute(
-            f"SELECT count(*) FROM {lakes.LAKE_ALIAS}.snapshots() "
-            "WHERE snapshot_id BETWEEN ? AND ?",
-            [first, last],
-        ).fetchone()
-    finally:
-        con.close()
-    return row is not None and row[0] == last - first + 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -380,9 +378,9 @@ def build_marts(
         )
     if re_evaluate and not full_refresh:
         raise BuildError("re-evaluating every round is a full refresh: add --full-refresh")
-    state = _lake_state(lake, lake_snapshot)
-    project = project_fingerprint(project_dir)
     last = _last_build(marts)
+    state = _lake_state(lake, lake_snapshot, since=last.lake_snapshot_id if last else None)
+    project = project_fingerprint(project_dir)
     if last is not None and (
         last.lake_created_at != state.created_at or last.lake_snapshot_id > state.snapshot_id
     ):
@@ -447,9 +445,9 @@ def build_marts(
     if last is not None and not full_refresh:
         # rows the last build tested pass again only on a full refresh
         env["CROUPIER_TESTED_UP_TO"] = json.dumps(last.tested_up_to)
-        if _unbroken(lake, last.lake_snapshot_id, state.snapshot_id):
+        if state.unbroken_since is not None:
             # the event models read only the rows inserted since (macros/event_fields.sql)
-            env[BUILT_SNAPSHOT] = str(last.lake_snapshot_id)
+            env[BUILT_SNAPSHOT] = str(state.unbroken_since)
     started_at = datetime.now().astimezone()
     started = time.monotonic()
     done = subprocess.run(args, env=env, check=False)
