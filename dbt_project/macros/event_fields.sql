@@ -91,13 +91,9 @@ from parsed
         (new_lake_rows) then only leaves out what a later build of a selection read.
         Otherwise int_event_fields: every event, and the watermark picks the new ones. -#}
     {%- set since = env_var('CROUPIER_LAKE_BUILT_SNAPSHOT', '') if execute else '' -%}
-    {%- if is_incremental() and since -%}
-        {%- set lake = source('lake', 'events') -%}
-        {%- set first, last = since | int + 1, env_var('CROUPIER_LAKE_SNAPSHOT') | int -%}
-        {%- set rows = "ducklake_table_insertions('" ~ lake.database ~ "', '" ~ lake.schema
-            ~ "', '" ~ lake.identifier ~ "', " ~ first ~ ", " ~ last ~ ")"
-            if first <= last else lake ~ " where false" -%}
-        ({{ event_fields("(select *, rowid as lake_row_id from " ~ rows ~ ")") }})
+    {%- set pinned = env_var('CROUPIER_LAKE_SNAPSHOT', '') if execute else '' -%}
+    {%- if is_incremental() and since and pinned -%}
+        ({{ event_fields(lake_rows('events', since | int + 1, pinned | int)) }})
     {%- else -%}
         {{ ref('int_event_fields') }}
     {%- endif -%}

@@ -18,3 +18,19 @@
     {%- set found = run_query('select coalesce(max(' ~ column ~ '), -1) from ' ~ this) -%}
     {{- return(found.columns[0].values()[0] | int) -}}
 {%- endmacro %}
+
+{% macro lake_rows(table, first=none, last=none) -%}
+    {#- The lake's `table` with its row id as the staging models name it (`lake_row_id`):
+        every row, or only those inserted in snapshots `first` to `last`, read with
+        ducklake_table_insertions, which opens only their data files (none if first > last). -#}
+    {%- set lake = source('lake', table) -%}
+    {%- if first is none -%}
+        {%- set rows = lake -%}
+    {%- elif first <= last -%}
+        {%- set rows = "ducklake_table_insertions('" ~ lake.database ~ "', '" ~ lake.schema
+            ~ "', '" ~ lake.identifier ~ "', " ~ first ~ ", " ~ last ~ ")" -%}
+    {%- else -%}
+        {%- set rows = lake ~ " where false" -%}
+    {%- endif -%}
+    {{- '(select *, rowid as lake_row_id from ' ~ rows ~ ')' -}}
+{%- endmacro %}

@@ -45,8 +45,7 @@
         if all_rows != model | string else none -%}
     {%- set table = lake_source_of(staged.group(1)) if staged else none -%}
     {%- if table -%}
-        {%- set all_rows = all_rows | replace(staged.group(0),
-            '(select *, rowid as lake_row_id from ' ~ source('lake', table) ~ ')') -%}
+        {%- set all_rows = all_rows | replace(staged.group(0), lake_rows(table)) -%}
     {%- endif -%}
     {{- return(all_rows) -}}
 {%- endmacro %}

@@ -3,10 +3,10 @@
 -- fct_bets for the lines, fct_positions and int_position_expectations for the hold band). Any row returned is a mismatch.
 -- Only the days with rounds not yet tested (all days when none were), listed before the test
 -- runs (macros/affected_days.sql).
-{%- set days = 'true' -%}
+{%- set days = '(null)' -%}
 {%- if execute -%}
-    {%- set days = "select distinct gaming_date from " ~ ref('fct_rounds')
-        ~ " where bet_lines > 0 and lake_row_id > " ~ tested_up_to('rounds') -%}
+    {%- set days = listed_days("select distinct gaming_date from " ~ ref('fct_rounds')
+        ~ " where bet_lines > 0 and lake_row_id > " ~ tested_up_to('rounds')) -%}
 {%- endif %}
 with facts as (
     select
@@ -18,7 +18,7 @@ with facts as (
         sum(r.seconds_in_play) as seconds_in_play,
         sum(r.theoretical_win_cents) as theoretical_win_cents
     from {{ ref('fct_rounds') }} as r
-    where r.bet_lines > 0 and {{ listed_days(days, 'r.gaming_date') if execute else days }}
+    where r.bet_lines > 0 and r.gaming_date in {{ days }}
     group by r.gaming_date
 ),
 
@@ -31,7 +31,7 @@ lines as (
         sum(commission_cents) as commission_cents,
         count(distinct (round_id, spot)) as round_spots
     from {{ ref('fct_bets') }}
-    where {{ listed_days(days) if execute else days }}
+    where gaming_date in {{ days }}
     group by gaming_date
 ),
 
@@ -43,7 +43,7 @@ positions as (  -- the band: rounds whose every player position the game valued
         left join {{ ref('int_position_expectations') }} as e
             on e.round_id = p.round_id and e.seat = {{ player_seat('p') }}
             and e.note is null
-        where p.wager_cents > 0 and {{ listed_days(days, 'p.gaming_date') if execute else days }}
+        where p.wager_cents > 0 and p.gaming_date in {{ days }}
         group by p.round_id
         having count(*) = count(e.round_id)
     )
@@ -60,7 +60,7 @@ cells as (
         sum(theoretical_win_cents) as theoretical_win_cents,
         sum(band_handle_cents) as band_handle_cents
     from {{ ref('agg_revenue_hourly') }}
-    where {{ listed_days(days) if execute else days }}
+    where gaming_date in {{ days }}
     group by gaming_date
 ),
 
@@ -70,7 +70,7 @@ spot_cells as (
         sum(handle_cents) as handle_cents, sum(house_result_cents) as house_result_cents,
         sum(capped_payouts) as capped_payouts
     from {{ ref('agg_revenue_spot_hourly') }}
-    where {{ listed_days(days) if execute else days }}
+    where gaming_date in {{ days }}
     group by gaming_date
 )
 

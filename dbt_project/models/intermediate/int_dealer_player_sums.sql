@@ -1,4 +1,5 @@
 {{ config(materialized='incremental', incremental_strategy='delete+insert', unique_key='pair_key') }}
+{%- set mark = largest_in_this('positions_lake_row_id') if is_incremental() else -1 %}
 
 -- Each dealer x player pair's sums over its valued player positions (fct_positions beside
 -- int_position_expectations): what stat_dealer_player_pairs tests. A build adds its new
@@ -20,8 +21,7 @@ with new_positions as (
     inner join {{ ref('int_position_expectations') }} as e
         on e.round_id = p.round_id and e.seat = p.seat and e.note is null
     where p.bettor = 'player' and p.player_ref is not null and p.wager_cents > 0
-        and {{ new_lake_rows('p.lake_row_id', mark='positions_lake_row_id') }}
-        and {{ new_lake_rows('e.lake_row_id', mark='positions_lake_row_id') }}
+        and p.lake_row_id > {{ mark }} and e.lake_row_id > {{ mark }}
 ),
 
 added as (

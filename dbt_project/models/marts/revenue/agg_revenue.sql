@@ -1,5 +1,6 @@
 {{ config(materialized='incremental', incremental_strategy='delete+insert',
     unique_key='gaming_date') }}
+{%- set affected = affected_days() %}
 
 -- Revenue per casino day or shift, by casino, game, table, dealer or spot: one row per
 -- (period, gaming_date, shift_no, dimension, dimension_value). The measures are the revenue
@@ -26,7 +27,7 @@ with measures as (
         end as dimension_value,
         {{ revenue_sums() }}
     from {{ ref('agg_revenue_hourly') }}
-    where {{ affected_days() }}
+    where {{ affected }}
     group by grouping sets (
         (gaming_date, casino_id), (gaming_date, game), (gaming_date, table_id),
         (gaming_date, dealer_id),
@@ -42,7 +43,7 @@ with measures as (
         spot,
         {{ revenue_sums() }}
     from {{ ref('agg_revenue_spot_hourly') }}
-    where {{ affected_days() }}
+    where {{ affected }}
     group by grouping sets ((gaming_date, spot), (gaming_date, shift_no, spot))
 ),
 
@@ -67,7 +68,7 @@ players as (
         end as dimension_value,
         count(distinct player_ref) as players
     from {{ ref('fct_bets') }}
-    where bettor = 'player' and {{ affected_days() }}
+    where bettor = 'player' and {{ affected }}
     group by grouping sets (
         (gaming_date, casino_id), (gaming_date, game), (gaming_date, table_id),
         (gaming_date, dealer_id), (gaming_date, spot),

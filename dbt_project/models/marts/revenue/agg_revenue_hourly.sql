@@ -1,5 +1,6 @@
 {{ config(materialized='incremental', incremental_strategy='delete+insert',
     unique_key='gaming_date') }}
+{%- set affected = affected_days() %}
 
 -- Revenue's additive cell: one row per (gaming_date, shift_no, hour_start, table_id, dealer_id)
 -- of the rounds with bets. Every measure is a sum (or a count of rows that belong to
@@ -16,7 +17,7 @@ with rounds as (
         settled_house_result_cents, commission_cents, payout_cents, capped_cents,
         capped_payouts, theoretical_win_cents, seconds_in_play
     from {{ ref('fct_rounds') }}
-    where bet_lines > 0 and {{ affected_days() }}
+    where bet_lines > 0 and {{ affected }}
 ),
 
 -- Positions count in their round's cell: a round whose dealer changed before it settled
@@ -37,7 +38,7 @@ positions as (
     left join {{ ref('int_position_expectations') }} as e
         on e.round_id = p.round_id and e.seat = {{ player_seat('p') }}
         and e.note is null
-    where p.wager_cents > 0 and {{ affected_days() }}
+    where p.wager_cents > 0 and {{ affected }}
     group by p.round_id
     having valued
 ),

@@ -1,5 +1,6 @@
 {{ config(materialized='incremental', incremental_strategy='delete+insert',
     unique_key='gaming_date') }}
+{%- set affected = affected_days() %}
 
 -- Revenue per bet spot in agg_revenue_hourly's cells: one row per (gaming_date, shift_no,
 -- hour_start, table_id, dealer_id, spot). A round counts once per spot played in it, and
@@ -11,7 +12,7 @@ with rounds as (
         round_id, gaming_date, shift_no, time_bucket(interval 1 hour, ended_at) as hour_start,
         casino_id, game, table_id, dealer_id, seconds_in_play
     from {{ ref('fct_rounds') }}
-    where bet_lines > 0 and {{ affected_days() }}
+    where bet_lines > 0 and {{ affected }}
 ),
 
 round_spots as (
@@ -28,7 +29,7 @@ round_spots as (
         count(*) filter (where capped_cents > 0) as capped_payouts,
         sum(theoretical_win_cents) as theoretical_win_cents
     from {{ ref('fct_bets') }}
-    where {{ affected_days() }}
+    where {{ affected }}
     group by round_id, spot
 ),
 
