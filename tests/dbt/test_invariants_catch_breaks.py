@@ -22,6 +22,7 @@ from croupier.cli import main as cli
 from infra import lake as lakes
 from infra.marts import BuildError, build_marts, connect_marts
 from tests.dbt.conftest import settle_night
+from tests.dbt.test_row_contract import broken_checks
 
 BROKEN_ROUND = "PG-01-R99999"
 SINGULAR = {
@@ -113,17 +114,25 @@ def test_singular_tests_fail_on_broken_invariants_and_a_replaced_lake_is_rebuilt
     others = failed - SINGULAR
     # the orphan line also breaks the revenue totals (a mart has no round to put it in), the
     # revenue cells (its line counts in its hour's cell, its round does not), the hold test's
-    # coverage (no round to evaluate it in) and the foreign keys to its round; nothing else fails
+    # coverage (no round to evaluate it in) and the references to its round in the contracts of
+    # the models that hold it; nothing else fails
     cells = {
         "assert_settlements_per_day_equal_revenue_totals",
         "assert_revenue_cells_sum_to_the_facts",
         "assert_every_player_position_has_an_expectation",
     }
     assert cells <= others
-    assert "relationships_fct_bets_round_id__round_id__ref_fct_rounds_" in others
-    others -= cells
-    others = {n for n in others if not n.startswith("expression_is_true_agg_revenue_hourly_")}
-    assert all(n.startswith("relationships_") and "round_id" in n for n in others), others
+    assert "row_contract_fct_bets" in others and "row_contract_stg_lake__settlements" in others
+    checks = {
+        check
+        for name in others - cells - {"row_contract_stg_lake__settlements"}
+        for check, _ in broken_checks(marts, name.removeprefix("row_contract_"))
+    }
+    assert "references round_id fct_rounds" in checks
+    # its hour's cell may hold no round of its own
+    assert {c for c in checks if not c.startswith("expression rounds > 0")} == {
+        "references round_id fct_rounds"
+    }, checks
 
     # the lake is replaced by another night (as `croupier demo` does): the watermarks in the
     # marts belong to the old lake, so the build must start again from scratch

@@ -14,7 +14,8 @@ from infra.marts import BuildError, build_marts, connect_marts
 from tests.dbt.conftest import settle_night
 
 CONTRACTS = (
-    "fct_bets", "fct_positions", "int_dice_rolls", "int_position_expectations", "dim_shifts"
+    "fct_bets", "fct_positions", "int_dice_rolls", "int_position_expectations", "dim_shifts",
+    "agg_revenue",
 )  # fmt: skip
 
 
@@ -28,10 +29,13 @@ def failures(marts: Path) -> dict[str, int]:
     }
 
 
-def broken_checks(marts: Path, model: str) -> list[tuple[str, str | None]]:
-    """(failed_check, detail) of every row the compiled contract of `model` returns."""
+def broken_checks(
+    marts: Path, model: str, lake: lakes.Lake | None = None
+) -> list[tuple[str, str | None]]:
+    """(failed_check, detail) of every row the compiled contract of `model` returns (a staging
+    model's reads `lake` too)."""
     [compiled] = (marts / "_dbt" / "target" / "compiled").rglob(f"row_contract_{model}.sql")
-    con = connect_marts(marts, latest=True)
+    con = connect_marts(marts, lake=lake, latest=True)
     try:
         return sorted(con.execute(compiled.read_text()).fetchall(), key=str)
     finally:
@@ -53,10 +57,13 @@ def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> No
     con = connect_marts(marts, read_only=False)
     try:
         # rows above every watermark, as new rows of the next build would be
-        for copy in (1, 2):  # one new bet_id twice, on a spot no game has
+        # one new bet_id twice, on a spot no game has, at no table, in shift 2 (which
+        # dim_shifts loses below)
+        for copy in (1, 2):
             con.execute(
                 f"INSERT INTO fct_bets SELECT * REPLACE (bet_id || '-x' AS bet_id, 'bogus' AS "
-                f"spot, lake_row_id + 10**9 + {copy} AS lake_row_id) FROM fct_bets "
+                "spot, 'nowhere' AS table_id, 2 AS shift_no, "
+                f"lake_row_id + 10**9 + {copy} AS lake_row_id) FROM fct_bets "
                 "WHERE bettor = 'player' ORDER BY bet_id LIMIT 1"
             )
         # new rows repeating keys the last build tested: only a look among all rows finds them
@@ -80,21 +87,33 @@ def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> No
             "FROM intermediate.int_position_expectations LIMIT 1"
         )  # one position's expectation twice
         con.execute("UPDATE dim_shifts SET shift_no = NULL WHERE shift_no = 2")
+        con.execute(
+            "UPDATE agg_revenue SET shift_no = NULL WHERE revenue_id = "
+            "(SELECT min(revenue_id) FROM agg_revenue WHERE period = 'shift')"
+        )  # a shift's row without its shift
+        [(broken_revenue,)] = con.execute(
+            "SELECT min(revenue_id) FROM agg_revenue WHERE period = 'shift' AND shift_no IS NULL"
+        ).fetchall()
     finally:
         con.close()
 
     with pytest.raises(BuildError):
         build_marts(lake, marts, command="test", select=selection, quiet=True)
     assert failures(marts) == {
-        "row_contract_fct_bets": 3,  # the repeated new and old bet_id, the unknown spot
+        # the repeated new and old bet_id, the unknown spot, table and shift
+        "row_contract_fct_bets": 5,
         "row_contract_fct_positions": 1,
         "row_contract_int_dice_rolls": 2,  # the null round, the die
         "row_contract_int_position_expectations": 1,
         "row_contract_dim_shifts": 1,
+        "row_contract_agg_revenue": 1,
     }
     bets = broken_checks(marts, "fct_bets")
-    assert [check for check, _ in bets] == ["accepted spot", "unique bet_id", "unique bet_id"]
-    assert bets[0][1] == "bogus"
+    assert [check for check, _ in bets] == [
+        "accepted spot", "references shift_no dim_shifts", "references table_id dim_tables",
+        "unique bet_id", "unique bet_id",
+    ]  # fmt: skip
+    assert [detail for _, detail in bets[:3]] == ["bogus", "2", "nowhere"]
     con = connect_marts(marts, latest=True)
     try:
         [(last_bet,)] = con.execute("SELECT max(bet_id) FROM fct_bets").fetchall()
@@ -104,7 +123,7 @@ def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> No
         ).fetchall()
     finally:
         con.close()
-    repeated = {key for _, key in bets[1:]}
+    repeated = {key for check, key in bets if check == "unique bet_id"}
     assert last_bet in repeated and next(k for k in repeated if k != last_bet).endswith("-x")
     assert broken_checks(marts, "fct_positions") == [
         ("unique_together round_id, seat, bettor", first_key)
@@ -116,6 +135,9 @@ def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> No
     [(check, key)] = broken_checks(marts, "int_position_expectations")
     assert check == "unique_together round_id, seat" and key is not None and "|" in key
     assert broken_checks(marts, "dim_shifts") == [("not_null", "shift_no")]
+    [(check, row)] = broken_checks(marts, "agg_revenue")
+    assert check == "expression (period = 'day') = (shift_no is null)"
+    assert f"'revenue_id': {broken_revenue}" in row and "'shift_no': NULL" in row
 
 
 def test_a_lake_row_repeating_a_key_the_last_build_tested_fails_its_staging_contract(
@@ -148,13 +170,8 @@ def test_a_lake_row_repeating_a_key_the_last_build_tested_fails_its_staging_cont
     with pytest.raises(BuildError):
         build_marts(lake, marts, quiet=True)
     found = failures(marts)
-    con = lakes.connect(lake, read_only=True)
-    try:
-        for table in keys:
-            model = f"stg_lake__{table}"
-            assert found[f"row_contract_{model}"] == 1, found
-            [compiled] = (marts / "_dbt" / "target" / "compiled").rglob(f"row_contract_{model}.sql")
-            [(check, detail)] = con.execute(compiled.read_text()).fetchall()
-            assert check.startswith("unique") and detail == str(copied[table]), (check, detail)
-    finally:
-        con.close()
+    for table in keys:
+        model = f"stg_lake__{table}"
+        assert found[f"row_contract_{model}"] == 1, found
+        [(check, detail)] = broken_checks(marts, model, lake)
+        assert check.startswith("unique") and detail == str(copied[table]), (check, detail)

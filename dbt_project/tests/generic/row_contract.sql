@@ -1,4 +1,5 @@
-{% test row_contract(model, not_null=[], unique=[], unique_together=[], accepted={}) %}
+{% test row_contract(model, not_null=[], unique=[], unique_together=[], accepted={}, references={},
+    expressions=[]) %}
 {#- A model's row-level contract in one test: one query and one dbt node instead of one per
     check, which is what an incremental build spends its time on (dbt's own work per node
     costs more than these queries). Each failing row names its check and what failed:
@@ -7,7 +8,12 @@
       unique_together  lists of columns that together identify a row, nulls counted as equal;
       accepted         column -> the values it may take, nulls left out (dbt's
                        `accepted_values`); a string value is compared as a string, a number
-                       as a number.
+                       as a number;
+      references       column -> the model (ref) holding every value it may take, nulls left
+                       out, in a column of the same name (dbt's `relationships`); the other
+                       model is read whole;
+      expressions      boolean SQL expressions over the model's columns that every row
+                       satisfies, null counting as false (detail: the row).
     The model is read once. On an incremental build `model` holds only the rows the last
     build did not test (macros/tested_rows.sql); a unique key among them is then looked up
     among all the model's rows, so a new row repeating a key already tested fails too. -#}
@@ -60,6 +66,21 @@
         "select 'accepted " ~ column ~ "' as failed_check, cast(" ~ column ~ " as varchar) as detail"
         ~ " from contract_rows where " ~ column ~ " not in (" ~ allowed | join(', ') ~ ")"
         ~ " group by " ~ column
+    ) -%}
+{%- endfor -%}
+{%- for column, parent in references.items() -%}
+    {%- do checks.append(
+        "select 'references " ~ column ~ " " ~ parent.identifier ~ "' as failed_check, cast(c."
+        ~ column ~ " as varchar) as detail from contract_rows as c anti join " ~ parent
+        ~ " as p on p." ~ column ~ " = c." ~ column ~ " where c." ~ column ~ " is not null"
+        ~ " group by c." ~ column
+    ) -%}
+{%- endfor -%}
+{%- for expression in expressions -%}
+    {%- do checks.append(
+        "select 'expression " ~ expression.split() | join(' ') | replace("'", "''")
+        ~ "' as failed_check, cast(r as varchar) as detail from contract_rows as r where not"
+        ~ " coalesce((" ~ expression ~ "), false)"
     ) -%}
 {%- endfor -%}
 {%- if not checks -%}
