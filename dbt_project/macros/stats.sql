@@ -87,7 +87,10 @@
         Under fair play (every null true) the chance that a family raises any alert is at most
         q, however many subjects it tests, and it stays so for positively dependent tests such
         as a table inside its game (PRDS). Selects `tested`'s rows with `fdr_cutoff` (null: the
-        family raises nothing) and `fdr_bound` (k q / m for the row's own rank). -#}
+        family raises nothing) and `fdr_bound` (k q / m for the row's own rank k: the count of
+        p-values up to its own, so tied p-values share the highest of their ranks, as BH's
+        cutoff reads them, and a row without a p-value gets q; ranks by row number differed
+        from one build of the same rows to the next among the ties). -#}
     {%- set q = var('alert_false_discovery_rate') -%}
     select
         *,
@@ -96,7 +99,7 @@
     from (
         select
             *,
-            {{ q }} * row_number() over (partition by {{ family }} order by p_value nulls last)
+            {{ q }} * count(p_value) over (partition by {{ family }} order by p_value nulls last)
                 / nullif(count(p_value) over (partition by {{ family }}), 0) as fdr_bound
         from {{ tested }}
     )
