@@ -83,6 +83,9 @@ class Settings(BaseSettings):
         frozen=True,
         populate_by_name=True,
         hide_input_in_errors=True,  # a catalog URL may hold a password
+        # an empty variable is an unset one, as `${CROUPIER_METRICS_PORT:-}` in a compose file
+        # or a `KEY=` line in an env file give: the default, not a parse error
+        env_ignore_empty=True,
     )
 
     data_dir: Path = Field(

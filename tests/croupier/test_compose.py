@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import pytest
 import yaml
+from pydantic import ValidationError
 
 from croupier.cli import main
 from infra.config import Settings
@@ -128,3 +130,17 @@ def test_the_image_holds_every_package_the_code_imports() -> None:
     assert packages | {"dbt_project"} <= copied, sorted(packages - copied)
     top = {p.name for p in root.iterdir() if (p / "__init__.py").is_file()} - {"tests", "bench"}
     assert top <= packages, sorted(top - packages)
+
+
+def test_an_empty_variable_is_an_unset_setting(monkeypatch) -> None:
+    # `${CROUPIER_METRICS_PORT:-}` in a compose file, or `KEY=` in an env file, gives an empty
+    # value: the setting's default, not "unable to parse string as an integer"
+    monkeypatch.setenv("CROUPIER_METRICS_PORT", "")
+    monkeypatch.setenv("CROUPIER_LAKE_CATALOG", "")
+    monkeypatch.setenv("CROUPIER_DATA_DIR", "")
+    settings = Settings()
+    assert settings.metrics_port is None and settings.lake_catalog is None
+    assert settings.data_dir == Path("var")
+    monkeypatch.setenv("CROUPIER_METRICS_PORT", "nine")
+    with pytest.raises(ValidationError, match="metrics_port"):
+        Settings()
