@@ -270,7 +270,7 @@ def decision_tests(
             count(*) FILTER (WHERE informative AND took_full_information)
                 AS informative_taken,
             count(*) FILTER (WHERE played = legitimate) AS legitimate_agreements,
-            sum(gain_cents) AS gain_cents,
+            sum(gain_cents::DECIMAL(38, 9))::DOUBLE AS gain_cents,  -- exact: any build, same sum
             min(gaming_date) AS first_day,
             max(gaming_date) AS last_day,
             max(lake_row_id) AS lake_row_id,

@@ -87,10 +87,9 @@
         Under fair play (every null true) the chance that a family raises any alert is at most
         q, however many subjects it tests, and it stays so for positively dependent tests such
         as a table inside its game (PRDS). Selects `tested`'s rows with `fdr_cutoff` (null: the
-        family raises nothing) and `fdr_bound` (k q / m for the row's own rank k: the count of
-        p-values up to its own, so tied p-values share the highest of their ranks, as BH's
-        cutoff reads them, and a row without a p-value gets q; ranks by row number differed
-        from one build of the same rows to the next among the ties). -#}
+        family raises nothing) and `fdr_bound` (k q / m for the row's own rank k; tied
+        p-values, and rows without one, ranked by the rows' contents: in whatever order DuckDB
+        met them, two builds of the same lake showed different bounds for the same rows). -#}
     {%- set q = var('alert_false_discovery_rate') -%}
     select
         *,
@@ -99,8 +98,18 @@
     from (
         select
             *,
-            {{ q }} * count(p_value) over (partition by {{ family }} order by p_value nulls last)
+            {{ q }} * row_number() over (
+                partition by {{ family }} order by p_value nulls last, fdr_row
+            )
                 / nullif(count(p_value) over (partition by {{ family }}), 0) as fdr_bound
-        from {{ tested }}
+        from {{ tested }} as fdr_row
     )
+{%- endmacro %}
+
+{% macro exact_sum(expression, where=none) -%}
+    {#- The sum of a DOUBLE expression, the same from any build of the same rows: each value
+        rounded to 1e-9 and added as DECIMAL (exact), where a sum of doubles depends on the
+        order DuckDB's threads add them in (two builds of one lake differed in the last digits
+        of the pair and hold statistics). `where`: the aggregate's filter. -#}
+    (sum(({{ expression }})::decimal(38, 9)){% if where %} filter (where {{ where }}){% endif %})::double
 {%- endmacro %}

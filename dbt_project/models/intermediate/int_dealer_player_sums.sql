@@ -33,8 +33,8 @@ added as (
         sum(wager_cents) as handle_cents,
         sum(house_result_cents) as house_result_cents,
         sum(theoretical_win_cents) as theoretical_win_cents,
-        sum(expected_house_cents) as expected_house_cents,
-        sum(expected_variance) as expected_variance,
+        {{ exact_sum('expected_house_cents') }} as expected_house_cents,
+        {{ exact_sum('expected_variance') }} as expected_variance,
         max(lake_row_id) as positions_lake_row_id
     from new_positions
     group by dealer_id, player_ref
@@ -56,8 +56,8 @@ select
     sum(handle_cents)::bigint as handle_cents,
     sum(house_result_cents)::bigint as house_result_cents,
     sum(theoretical_win_cents)::decimal(38, 6) as theoretical_win_cents,
-    sum(expected_house_cents) as expected_house_cents,
-    sum(expected_variance) as expected_variance,
+    {{ exact_sum('expected_house_cents') }} as expected_house_cents,
+    {{ exact_sum('expected_variance') }} as expected_variance,
     max(positions_lake_row_id) as positions_lake_row_id
 from added
 group by pair_key

@@ -42,7 +42,7 @@ rounds as (
         sum(wager_cents)::bigint as handle_cents,
         sum(house_result_cents)::bigint as house_result_cents,
         sum(theoretical_win_cents)::double as theoretical_win_cents,
-        sum(expected_house_cents) as expected_house_cents,
+        {{ exact_sum('expected_house_cents') }} as expected_house_cents,
         any_value(round_variance) as round_variance
     from positions
     group by round_id
@@ -67,9 +67,9 @@ grouped as (
         sum(positions) filter (where tested) as positions,
         coalesce(sum(handle_cents) filter (where tested), 0)::bigint as handle_cents,
         coalesce(sum(house_result_cents) filter (where tested), 0)::bigint as house_result_cents,
-        sum(theoretical_win_cents) filter (where tested) as theoretical_win_cents,
-        sum(expected_house_cents) filter (where tested) as expected_house_cents,
-        sqrt(sum(round_variance) filter (where tested)) as sd_cents
+        {{ exact_sum('theoretical_win_cents', where='tested') }} as theoretical_win_cents,
+        {{ exact_sum('expected_house_cents', where='tested') }} as expected_house_cents,
+        sqrt({{ exact_sum('round_variance', where='tested') }}) as sd_cents
     from rounds
     group by grouping sets (
         (gaming_date, table_id), (gaming_date, dealer_id), (gaming_date, game),
