@@ -21,6 +21,7 @@ import pyarrow as pa
 from consumers.rows import RowBatch
 from consumers.schema import ARROW_SCHEMAS, TABLES, create_tables
 from infra import lake as lakes
+from infra import maintenance
 from infra.logs import fields
 
 if TYPE_CHECKING:
@@ -51,7 +52,10 @@ class LakeSink:
         # Two consumers started together on a new lake race to create its catalog.
         self.con = retry_when_locked(lambda: lakes.connect(lake, create=True))
         self.keeper: subprocess.Popen[str] | None = None
+        self.writer: maintenance.Writer | None = None
         try:
+            # Maintenance spares the files of a commit in flight, however long it waits.
+            self.writer = maintenance.Writer(lake.root)
             self.keeper = lakes.hold_catalog(lake)
             self._prepare()
         except BaseException:
@@ -83,6 +87,8 @@ class LakeSink:
         try:
             self.con.close()
         finally:
+            if self.writer is not None:
+                self.writer.close()
             lakes.release_catalog(self.keeper)  # last: it alone may then checkpoint the WAL
 
     def bind(self, stream: StreamBinding, *, adopt: bool = False) -> None:
@@ -90,7 +96,9 @@ class LakeSink:
         (`infra.binding`); call before the first batch."""
         from infra.binding import bind
 
-        if retry_when_locked(lambda: bind(self.con, stream, adopt=adopt)):
+        with self.writing():
+            bound = retry_when_locked(lambda: bind(self.con, stream, adopt=adopt))
+        if bound:
             log.info("lake bound", extra=fields(stream=stream.describe(), adopted=adopt))
 
     def commit(
@@ -123,7 +131,13 @@ class LakeSink:
                     "version": pa.array([states[t][0] for t in ids], pa.int64()),
                 }
             )
-        retry_when_locked(lambda: self._transaction(tables))
+        with self.writing():
+            retry_when_locked(lambda: self._transaction(tables))
+
+    def writing(self) -> contextlib.AbstractContextManager[None]:
+        """A write in flight on `con`, whose files maintenance must not take for orphans."""
+        assert self.writer is not None, "the sink was closed"
+        return self.writer.writing()
 
     def _transaction(self, tables: Mapping[str, pa.Table]) -> None:
         con = self.con

@@ -155,7 +155,9 @@ class Settings(BaseSettings):
         default="10 minutes",
         description="Maintenance deletes a Parquet file no snapshot reads any more (merged "
         "away, expired, or left by a killed writer) only once it is this old, so a running "
-        "query or a writer about to commit never loses it; longer than any query.",
+        "query never loses it; longer than any query. (Writers on this machine register "
+        "their commits in flight; a writer on another machine needs a grace longer than its "
+        "slowest commit.)",
     )
 
     kafka_bootstrap_servers: str = Field(

@@ -15,14 +15,24 @@ in this order, each step its own short commit (readers and the consumer go on me
    (see below): time travel to them is gone afterwards (`ducklake_expire_snapshots`);
 5. step 1 again (with `grace` 0, the files this pass made obsolete would go at once);
 6. delete orphaned files (in the data folder but in no snapshot: a killed writer's leftovers)
-   whose mtime is at least `grace` old, so a file a live writer is about to commit is never
-   touched (`ducklake_delete_orphaned_files`).
+   whose mtime is at least `grace` old and older than every write still in flight
+   (`ducklake_delete_orphaned_files`; see "Writers" below).
 
 Ages count back from the pass's start, not from the step: a writer whose commit waits for the
 catalog's lock while this pass's steps hold it, or a reader whose query began before a merge,
 keeps its files for `grace` beyond the pass however long the pass takes (under load one pass
 took 57 s, and a batch's file written before it aged past a 30 s grace while its commit waited:
 deleted as an orphan, then referenced). `grace` 0 means nobody reads or writes: then now.
+
+Writers. A writer's files are in no snapshot until its commit, so by the age rule alone a
+commit that waited longer than `grace` (for the catalog's lock, under load) would lose its
+files to a pass's orphan step and then reference them. So each writing process registers
+(`Writer`, one marker file per process in `<lake>/writers/`, flock-held while it lives) and
+marks each transaction in flight from before its first file to after its commit; the orphan
+step's cutoff is also before the start of every write in flight. A marker whose lock a pass
+can take belongs to a dead writer (killed): it is removed, and its files are orphans by age.
+The markers live beside the lake's root, like `maintenance.lock`: writers on other machines
+(a PostgreSQL catalog) are covered by the grace alone.
 
 The consumer's id indexes (`<lake>/event_index`, `round_index`, `event_index-1`, ...) record
 in their manifests the snapshot `watermark` they cover; on restart they read the rows committed
@@ -45,12 +55,14 @@ import json
 import logging
 import os
 import random
+import stat
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import duckdb
 
@@ -73,6 +85,12 @@ TRANSIENT = ("database is locked", "onflict", "aborted")
 # The id indexes' manifests (consumers.event_index): format tag and file name.
 INDEX_FORMAT = "croupier-event-index"
 INDEX_MANIFEST = "manifest.json"
+# The live writers' markers (`Writer`): a folder in the lake's root. A marker's mtime is the
+# start of its write in flight, or IDLE; a write is taken to start this much before its mark
+# (file times come from the kernel's coarse clock, which can trail time.time() by a tick).
+WRITERS = "writers"
+IDLE = 0.0
+WRITE_MARGIN_S = 1.0
 T = TypeVar("T")
 
 
@@ -107,12 +125,91 @@ class MaintenanceReport:
     obsolete_files_deleted: int = 0
     obsolete_files_deferred: int = 0  # scheduled less than `grace` ago: the next pass
     orphaned_files_deleted: int = 0
+    writes_in_flight: int = 0  # live writers' commits whose files the orphan step spared
     retries: int = 0
     seconds: float = 0.0
     steps: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class Writer:
+    """A writing process's registration with the lake's maintenance (see "Writers" in the
+    module's docstring): `with writer.writing():` around each transaction; `close()` at the
+    end. Costs two utime calls a transaction."""
+
+    def __init__(self, root: Path) -> None:
+        folder = root / WRITERS
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        self.path = folder / name
+        # Locked under a hidden name, then renamed: a pass never sees it unlocked (dead).
+        hidden = folder / f".{name}"
+        self._handle: IO[bytes] | None = hidden.open("wb")
+        fcntl.flock(self._handle, fcntl.LOCK_EX)  # held while this process lives
+        self._mark(IDLE)
+        hidden.rename(self.path)
+
+    def _mark(self, when: float) -> None:
+        assert self._handle is not None, "the writer was closed"
+        os.utime(self._handle.fileno(), (when, when))
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """A write in flight: a pass's orphan step spares every file written from now on
+        until the block ends (nested blocks are not supported: one transaction at a time)."""
+        self._mark(time.time())
+        try:
+            yield
+        finally:
+            self._mark(IDLE)
+
+    def close(self) -> None:
+        if self._handle is None:
+            return
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        self._handle.close()  # releases the lock
+        self._handle = None
+
+
+def writes_in_flight(root: Path) -> list[float]:
+    """The start (epoch seconds) of every write in flight by a live writer of the lake at
+    `root`; removes the markers of dead writers. A marker that cannot be opened or locked
+    (another user's, a file system without locks) counts as live: its files are kept."""
+    folder = root / WRITERS
+    starts: list[float] = []
+    if not folder.is_dir():
+        return starts
+    for marker in sorted(folder.iterdir()):
+        if marker.name.startswith("."):  # a writer registering
+            continue
+        try:
+            if not stat.S_ISREG(marker.lstat().st_mode):  # not a marker (a FIFO would block)
+                continue
+            handle = marker.open("rb")
+        except FileNotFoundError:  # closed meanwhile
+            continue
+        except OSError as exc:
+            log.warning("lake maintenance: writer marker %s: %s; taken as live", marker, exc)
+            with contextlib.suppress(OSError):
+                if (mtime := marker.stat().st_mtime) > IDLE:
+                    starts.append(mtime)
+            continue
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                # Alive (or unknown). Read after the lock test: a writer that begins a write
+                # after this read writes files newer than the cutoff anyway.
+                if (mtime := os.fstat(handle.fileno()).st_mtime) > IDLE:
+                    starts.append(mtime)
+                continue
+            # Its process is gone (a writer unlinks its marker before unlocking it).
+            with contextlib.suppress(OSError):
+                marker.unlink()
+    return starts
 
 
 def index_watermarks(root: Path) -> dict[str, int]:
@@ -271,6 +368,11 @@ def _maintain(
 
     def orphans() -> int:
         cutoff = datetime.now(UTC) if grace <= timedelta(0) else since
+        # Before every write in flight, whatever the grace (see "Writers" above).
+        starts = writes_in_flight(lake.root)
+        report.writes_in_flight = len(starts)
+        for start in starts:
+            cutoff = min(cutoff, datetime.fromtimestamp(start - WRITE_MARGIN_S, UTC))
         return len(
             con.execute(
                 f"CALL ducklake_delete_orphaned_files('{name}', older_than => ?)", [cutoff]
