@@ -87,13 +87,12 @@ def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> No
             "FROM intermediate.int_position_expectations LIMIT 1"
         )  # one position's expectation twice
         con.execute("UPDATE dim_shifts SET shift_no = NULL WHERE shift_no = 2")
-        con.execute(
-            "UPDATE agg_revenue SET shift_no = NULL WHERE revenue_id = "
-            "(SELECT min(revenue_id) FROM agg_revenue WHERE period = 'shift')"
-        )  # a shift's row without its shift
         [(broken_revenue,)] = con.execute(
-            "SELECT min(revenue_id) FROM agg_revenue WHERE period = 'shift' AND shift_no IS NULL"
+            "SELECT min(revenue_id) FROM agg_revenue WHERE period = 'shift'"
         ).fetchall()
+        con.execute(
+            "UPDATE agg_revenue SET shift_no = NULL WHERE revenue_id = ?", [broken_revenue]
+        )  # a shift's row without its shift
     finally:
         con.close()
 

@@ -11,7 +11,8 @@
                        as a number;
       references       column -> the model (ref) holding every value it may take, nulls left
                        out, in a column of the same name (dbt's `relationships`); the other
-                       model is read whole;
+                       model is read whole (the check names the model, an ephemeral one
+                       without dbt's CTE prefix);
       expressions      boolean SQL expressions over the model's columns that every row
                        satisfies, null counting as false (detail: the row).
     The model is read once. On an incremental build `model` holds only the rows the last
@@ -70,7 +71,8 @@
 {%- endfor -%}
 {%- for column, parent in references.items() -%}
     {%- do checks.append(
-        "select 'references " ~ column ~ " " ~ parent.identifier ~ "' as failed_check, cast(c."
+        "select 'references " ~ column ~ " " ~ parent.identifier | replace('__dbt__cte__', '')
+        ~ "' as failed_check, cast(c."
         ~ column ~ " as varchar) as detail from contract_rows as c anti join " ~ parent
         ~ " as p on p." ~ column ~ " = c." ~ column ~ " where c." ~ column ~ " is not null"
         ~ " group by c." ~ column
