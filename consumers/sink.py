@@ -55,7 +55,13 @@ class LakeSink:
         self.writer: maintenance.Writer | None = None
         try:
             # Maintenance spares the files of a commit in flight, however long it waits.
-            self.writer = maintenance.Writer(lake.root)
+            try:
+                self.writer = maintenance.Writer(lake.root)
+            except OSError as exc:
+                raise lakes.LakeError(
+                    f"cannot register as a writer of the lake in "
+                    f"{lake.root / maintenance.WRITERS}: {exc}"
+                ) from None
             self.keeper = lakes.hold_catalog(lake)
             self._prepare()
         except BaseException:

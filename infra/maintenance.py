@@ -31,6 +31,8 @@ files to a pass's orphan step and then reference them. So each writing process r
 marks each transaction in flight from before its first file to after its commit; the orphan
 step's cutoff is also before the start of every write in flight. A marker whose lock a pass
 can take belongs to a dead writer (killed): it is removed, and its files are orphans by age.
+If `writers/` cannot be read, no write in flight can be ruled out: the orphan step deletes
+nothing that pass.
 The markers live beside the lake's root, like `maintenance.lock`: writers on other machines
 (a PostgreSQL catalog) are covered by the grace alone.
 
@@ -82,6 +84,7 @@ RETRY_FOR_S = 180.0
 # them): the catalog locked, a DuckLake conflict, the transaction aborted by either (DuckDB
 # then raises it wrapped in other types).
 TRANSIENT = ("database is locked", "onflict", "aborted")
+VANISHED = ("No such file or directory",)
 # The id indexes' manifests (consumers.event_index): format tag and file name.
 INDEX_FORMAT = "croupier-event-index"
 INDEX_MANIFEST = "manifest.json"
@@ -137,19 +140,28 @@ class MaintenanceReport:
 class Writer:
     """A writing process's registration with the lake's maintenance (see "Writers" in the
     module's docstring): `with writer.writing():` around each transaction; `close()` at the
-    end. Costs two utime calls a transaction."""
+    end. Costs two utime calls a transaction. Raises OSError if `<root>/writers/` cannot take
+    its marker."""
 
     def __init__(self, root: Path) -> None:
         folder = root / WRITERS
         folder.mkdir(parents=True, exist_ok=True)
         name = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.path = folder / name
-        # Locked under a hidden name, then renamed: a pass never sees it unlocked (dead).
+        self._depth = 0
+        # Locked under a hidden name, then renamed: a pass never sees it unlocked (dead). Its
+        # mtime is its creation's until marked idle: a write in flight since then, harmless.
         hidden = folder / f".{name}"
         self._handle: IO[bytes] | None = hidden.open("wb")
-        fcntl.flock(self._handle, fcntl.LOCK_EX)  # held while this process lives
+        try:
+            fcntl.flock(self._handle, fcntl.LOCK_EX)  # held while this process lives
+            hidden.rename(self.path)
+        except BaseException:
+            self._handle.close()
+            with contextlib.suppress(OSError):
+                hidden.unlink()
+            raise
         self._mark(IDLE)
-        hidden.rename(self.path)
 
     def _mark(self, when: float) -> None:
         assert self._handle is not None, "the writer was closed"
@@ -158,12 +170,16 @@ class Writer:
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
         """A write in flight: a pass's orphan step spares every file written from now on
-        until the block ends (nested blocks are not supported: one transaction at a time)."""
-        self._mark(time.time())
+        until the block ends (an inner block leaves the outer one in flight)."""
+        if self._depth == 0:
+            self._mark(time.time())
+        self._depth += 1
         try:
             yield
         finally:
-            self._mark(IDLE)
+            self._depth -= 1
+            if self._depth == 0:
+                self._mark(IDLE)
 
     def close(self) -> None:
         if self._handle is None:
@@ -174,41 +190,56 @@ class Writer:
         self._handle = None
 
 
-def writes_in_flight(root: Path) -> list[float]:
+def writes_in_flight(root: Path) -> list[float] | None:
     """The start (epoch seconds) of every write in flight by a live writer of the lake at
-    `root`; removes the markers of dead writers. A marker that cannot be opened or locked
-    (another user's, a file system without locks) counts as live: its files are kept."""
+    `root`, or None if `<root>/writers/` cannot be read (then no file may be taken for an
+    orphan). Removes the markers of dead writers (and a registration a writer was killed in,
+    an hour on). A marker that cannot be opened or locked (another user's, a file system
+    without locks) counts as live: its files are kept."""
     folder = root / WRITERS
     starts: list[float] = []
-    if not folder.is_dir():
-        return starts
-    for marker in sorted(folder.iterdir()):
-        if marker.name.startswith("."):  # a writer registering
-            continue
+    try:
+        if not folder.exists():
+            return starts
+        markers = sorted(folder.iterdir())
+    except OSError as exc:
+        log.warning("lake maintenance: cannot read %s (%s): no orphan deleted", folder, exc)
+        return None
+    for marker in markers:
+        registering = marker.name.startswith(".")
         try:
-            if not stat.S_ISREG(marker.lstat().st_mode):  # not a marker (a FIFO would block)
-                continue
-            handle = marker.open("rb")
+            # Not following a link, never blocking (a FIFO), then checked on what was opened.
+            fd = os.open(marker, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:  # closed meanwhile
             continue
         except OSError as exc:
+            if exc.errno == errno.ELOOP or marker.is_dir():  # a link, a directory: not ours
+                continue
             log.warning("lake maintenance: writer marker %s: %s; taken as live", marker, exc)
             with contextlib.suppress(OSError):
-                if (mtime := marker.stat().st_mtime) > IDLE:
-                    starts.append(mtime)
+                info = marker.lstat()
+                if stat.S_ISREG(info.st_mode) and info.st_mtime > IDLE and not registering:
+                    starts.append(info.st_mtime)
             continue
-        with handle:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                continue
             try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 # Alive (or unknown). Read after the lock test: a writer that begins a write
                 # after this read writes files newer than the cutoff anyway.
-                if (mtime := os.fstat(handle.fileno()).st_mtime) > IDLE:
+                if not registering and (mtime := os.fstat(fd).st_mtime) > IDLE:
                     starts.append(mtime)
                 continue
-            # Its process is gone (a writer unlinks its marker before unlocking it).
-            with contextlib.suppress(OSError):
-                marker.unlink()
+            # Its process is gone (a writer unlinks its marker before unlocking it); a
+            # registration is left an hour, as its writer may lock it any moment.
+            if not registering or info.st_mtime < time.time() - 3600:
+                with contextlib.suppress(OSError):
+                    marker.unlink()
+        finally:
+            os.close(fd)
     return starts
 
 
@@ -220,9 +251,9 @@ def index_watermarks(root: Path) -> dict[str, int]:
         return found
     for directory in sorted(root.iterdir()):
         manifest = directory / INDEX_MANIFEST
-        if not directory.is_dir() or not manifest.is_file():
-            continue
         try:
+            if not directory.is_dir() or not manifest.is_file():  # EACCES: raised, not False
+                continue
             body = json.loads(manifest.read_text(encoding="utf-8"))
             if body.get("format") != INDEX_FORMAT:
                 continue
@@ -309,7 +340,7 @@ def _maintain(
     meta = f'"__ducklake_metadata_{alias}"'
     name = alias.replace("'", "''")
 
-    def run(step: str, action: Callable[[], T]) -> T:
+    def run(step: str, action: Callable[[], T], transient: tuple[str, ...] = ()) -> T:
         t0 = time.monotonic()
         for attempt in range(ATTEMPTS):  # about RETRY_FOR_S at most
             try:
@@ -318,7 +349,7 @@ def _maintain(
             except duckdb.Error as exc:
                 text = str(exc)
                 busy = isinstance(exc, duckdb.TransactionException) or any(
-                    sign in text for sign in TRANSIENT
+                    sign in text for sign in (*TRANSIENT, *transient)
                 )
                 if not busy or attempt == ATTEMPTS - 1 or time.monotonic() - t0 > retry_for_s:
                     raise
@@ -370,9 +401,11 @@ def _maintain(
         cutoff = datetime.now(UTC) if grace <= timedelta(0) else since
         # Before every write in flight, whatever the grace (see "Writers" above).
         starts = writes_in_flight(lake.root)
+        if starts is None:
+            return 0
         report.writes_in_flight = len(starts)
-        for start in starts:
-            cutoff = min(cutoff, datetime.fromtimestamp(start - WRITE_MARGIN_S, UTC))
+        earliest = min([cutoff.timestamp(), *(s - WRITE_MARGIN_S for s in starts)])
+        cutoff = datetime.fromtimestamp(max(earliest, 0.0), UTC)
         return len(
             con.execute(
                 f"CALL ducklake_delete_orphaned_files('{name}', older_than => ?)", [cutoff]
@@ -436,7 +469,9 @@ def _maintain(
     report.snapshots_expired = run("expire_snapshots", expire)
     run("cleanup_old_files", cleanup)
 
-    report.orphaned_files_deleted = run("delete_orphaned_files", orphans)
+    # A writer's failed commit rolls back and DuckLake deletes its files: one gone between
+    # the orphan step's listing and its look at it is no error, the step runs again.
+    report.orphaned_files_deleted = run("delete_orphaned_files", orphans, VANISHED)
     return finish()
 
 

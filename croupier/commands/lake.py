@@ -194,6 +194,8 @@ def maintain(
         f"  deleted:    {r.obsolete_files_deleted:,} obsolete, {r.orphaned_files_deleted:,} "
         f"orphaned; {r.obsolete_files_deferred:,} obsolete left for the next pass (grace)"
     )
+    if r.writes_in_flight:
+        click.echo(f"  spared:     the files of {r.writes_in_flight} commit(s) in flight")
 
 
 @lake.command()
