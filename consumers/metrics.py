@@ -226,9 +226,63 @@ class MetricsServerError(OSError):
 
 
 class _Server(socketserver.ThreadingMixIn, WSGIServer):
+    """One thread per client, at most `max_clients` at once (more wait in the kernel's queue,
+    then are refused), each connection closed `deadline_s` after it was accepted: a client
+    dripping a byte at a time (under the per-read timeout) cannot hold a thread for ever, nor
+    many such clients make threads without bound in the consumer's process."""
+
     daemon_threads = True
     # a burst of scrapers and health checks waits in the kernel's queue, not in SYN retries
     request_queue_size = 128
+    max_clients = 64
+    deadline_s = 10.0  # a scrape or a health check takes milliseconds
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._slots = threading.BoundedSemaphore(self.max_clients)
+        self._open: dict[socket.socket, float] = {}
+        self._open_lock = threading.Lock()
+        self._closing = threading.Event()
+        super().__init__(*args, **kwargs)  # binds (or raises, having closed the socket)
+        threading.Thread(target=self._watch, name="metrics-http-deadline", daemon=True).start()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # Waiting here holds the accept loop: more clients wait in the kernel's queue. A slot
+        # frees within `deadline_s` (the watchdog); a client not served by then is refused.
+        if not self._slots.acquire(timeout=self.deadline_s + 1):
+            self.shutdown_request(request)
+            return
+        with self._open_lock:
+            self._open[request] = time.monotonic() + self.deadline_s
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._release(request)
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release(request)
+
+    def _release(self, request: socket.socket) -> None:
+        with self._open_lock:
+            if self._open.pop(request, None) is None:
+                return
+        self._slots.release()
+
+    def _watch(self) -> None:
+        while not self._closing.wait(0.5):
+            now = time.monotonic()
+            with self._open_lock:
+                late = [conn for conn, until in self._open.items() if until <= now]
+            for conn in late:  # its thread then fails its read or write and ends
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+
+    def server_close(self) -> None:
+        self._closing.set()
+        super().server_close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # a client that went silent (dropped after _Quiet.timeout) or away is not the server's

@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -389,6 +390,46 @@ def test_a_client_that_sends_nothing_is_dropped_and_a_burst_waits_its_turn(
     finally:
         server.close()
     assert "Traceback" not in capsys.readouterr().err  # a dropped client is not an error
+
+
+def test_slow_clients_neither_hold_a_thread_for_ever_nor_make_threads_without_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A client dripping a byte at a time, each within the per-read timeout, is cut at the
+    connection's deadline; more silent clients than `max_clients` make no more threads than
+    that, and a health check still gets its answer once the deadline has freed a slot."""
+    from consumers import metrics as metrics_module
+
+    monkeypatch.setattr(metrics_module._Server, "deadline_s", 2.0)
+    monkeypatch.setattr(metrics_module._Server, "max_clients", 8)
+    server = MetricsServer(ConsumerMetrics(), "127.0.0.1", 0)
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as drip:
+            started = time.monotonic()
+            with contextlib.suppress(OSError):  # the server cuts it: a reset or a closed pipe
+                for byte in b"GET /healthz HTTP/1.1\r\nX-Slow: " + b"a" * 100:
+                    drip.sendall(bytes([byte]))
+                    time.sleep(0.2)  # under the 30 s per-read timeout, every time
+            assert time.monotonic() - started < 8  # cut at ~2 s, not after the 20 s drip
+
+        before = threading.active_count()
+        silent = [
+            socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(20)
+        ]
+        try:
+            time.sleep(0.5)
+            assert threading.active_count() - before <= 8
+            started = time.monotonic()
+            # answered (503: no consumer loop turns here) once the silent ones ahead of it
+            # in the queue were cut, 8 every ~2 s
+            with pytest.raises(urllib.error.HTTPError) as answered:
+                urllib.request.urlopen(f"{server.url}/healthz", timeout=30)
+            assert answered.value.code == 503 and time.monotonic() - started < 20
+        finally:
+            for client in silent:
+                client.close()
+    finally:
+        server.close()
 
 
 def test_a_batch_that_failed_to_commit_is_not_counted(tmp_path: Path) -> None:
