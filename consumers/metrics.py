@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
@@ -305,10 +305,25 @@ class _Quiet(WSGIRequestHandler):
         pass
 
 
-class MetricsServer:
-    """`/metrics` (Prometheus text) and `/healthz` (JSON) on a daemon thread."""
+class _Checks(Protocol):
+    def check(self) -> tuple[bool, dict[str, Any]]: ...
 
-    def __init__(self, metrics: ConsumerMetrics, host: str, port: int) -> None:
+
+class Served(Protocol):
+    """What a MetricsServer serves: a registry (`/metrics`) and a health check (`/healthz`)."""
+
+    @property
+    def registry(self) -> CollectorRegistry: ...
+
+    @property
+    def health(self) -> _Checks: ...
+
+
+class MetricsServer:
+    """`/metrics` (Prometheus text) and `/healthz` (JSON) on a daemon thread, for the consumer
+    (ConsumerMetrics) or another long-running command (`croupier build --every`)."""
+
+    def __init__(self, metrics: Served, host: str, port: int) -> None:
         self.metrics = metrics
         exposition = make_wsgi_app(metrics.registry)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -46,6 +48,20 @@ from infra.marts import BuildError, build_marts, default_marts_path
     metavar="SECONDS",
     help="Build again every SECONDS until stopped (a failed build is reported, then retried).",
 )
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="With --every: serve Prometheus metrics (/metrics: builds by result, build seconds, "
+    "the published lake snapshot) and a health check (/healthz) on this port. "
+    "docs/operations.md says what to alert on.",
+)
+@click.option(
+    "--metrics-host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address the metrics server listens on (0.0.0.0: every interface, as in compose).",
+)
 def build(
     lake_path: Path | None,
     marts_path: Path | None,
@@ -54,6 +70,8 @@ def build(
     select: str | None,
     quiet: bool,
     every: float | None,
+    metrics_port: int | None,
+    metrics_host: str,
 ) -> None:
     """Build the revenue and integrity marts with dbt, and run every test on them.
 
@@ -69,24 +87,137 @@ def build(
     """
     if re_evaluate and not full_refresh:
         raise click.UsageError("--re-evaluate evaluates every round again: add --full-refresh")
+    if metrics_port is not None and every is None:
+        raise click.UsageError("--metrics-port serves a running builder: add --every")
     store = existing_lake(lake_path)
     marts = marts_path if marts_path is not None else default_marts_path(store)
-    while True:
-        try:
-            result = build_marts(
-                store, marts, full_refresh=full_refresh, select=select, quiet=quiet,
-                re_evaluate=re_evaluate,
-            )  # fmt: skip
-        except (BuildError, lakes.LakeError) as exc:
-            click.echo(f"error: {exc}", err=True)
+    metrics, server = _serve_metrics(metrics_host, metrics_port, every)
+    try:
+        while True:
+            started = time.monotonic()
+            try:
+                result = build_marts(
+                    store, marts, full_refresh=full_refresh, select=select, quiet=quiet,
+                    re_evaluate=re_evaluate,
+                )  # fmt: skip
+            except (BuildError, lakes.LakeError) as exc:
+                click.echo(f"error: {exc}", err=True)
+                if metrics is not None:
+                    metrics.failed(exc, time.monotonic() - started)
+                if every is None:
+                    sys.exit(1)
+            else:
+                click.echo(
+                    f"marts built in {result.seconds:.1f} s into {marts} from lake snapshot "
+                    f"{result.lake_snapshot_id}{' (full refresh)' if result.full_refresh else ''}"
+                )
+                if metrics is not None:
+                    metrics.passed(result.lake_snapshot_id, time.monotonic() - started)
             if every is None:
-                sys.exit(1)
-        else:
-            click.echo(
-                f"marts built in {result.seconds:.1f} s into {marts} from lake snapshot "
-                f"{result.lake_snapshot_id}{' (full refresh)' if result.full_refresh else ''}"
-            )
-        if every is None:
-            return
-        full_refresh = re_evaluate = False
-        time.sleep(every)
+                return
+            full_refresh = re_evaluate = False
+            time.sleep(every)
+    finally:
+        if server is not None:
+            server.close()
+
+
+def _serve_metrics(host: str, port: int | None, every: float | None) -> tuple[Any, Any]:
+    """The builder's metrics and their server (None, None without a port); a port that
+    cannot be used is one line on stderr and exit 2."""
+    if port is None or every is None:
+        return None, None
+    from consumers.metrics import MetricsServer, MetricsServerError
+
+    metrics = BuildMetrics(every)
+    try:
+        server = MetricsServer(metrics, host, port)
+    except MetricsServerError as exc:
+        click.echo(f"error: --metrics-port: {exc.strerror}", err=True)
+        raise SystemExit(2) from None
+    click.echo(f"metrics on {server.url}/metrics, health on {server.url}/healthz", err=True)
+    return metrics, server
+
+
+class BuildHealth:
+    """Whether `croupier build --every` keeps the marts fresh: healthy until a build fails, and
+    while the last passing build (or the start) is no older than `STALE_BUILDS` intervals plus
+    the longest build seen (a slow first build is not a failure)."""
+
+    STALE_BUILDS = 3
+
+    def __init__(self, every: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.every = every
+        self._clock = clock
+        self._since = clock()  # of the last passing build, or the start
+        self._longest = 0.0
+        self._builds = 0
+        self._error: str | None = None
+
+    def passed(self, seconds: float) -> None:
+        self._since, self._error = self._clock(), None
+        self._builds += 1
+        self._longest = max(self._longest, seconds)
+
+    def failed(self, error: BaseException, seconds: float) -> None:
+        self._error = str(error).splitlines()[0][:500] if str(error) else type(error).__name__
+        self._longest = max(self._longest, seconds)
+
+    def check(self) -> tuple[bool, dict[str, Any]]:
+        age = self._clock() - self._since
+        body: dict[str, Any] = {"builds_passed": self._builds, "age_s": round(age, 3)}
+        allowed = self.STALE_BUILDS * self.every + self._longest
+        reason = None
+        if self._error is not None:
+            reason = f"the last build failed: {self._error}"
+        elif age > allowed and self._builds:
+            reason = f"no build has passed for {age:.0f} s (more than {allowed:.0f} s)"
+        elif age > allowed:
+            reason = f"the first build has not passed in {age:.0f} s (more than {allowed:.0f} s)"
+        if reason is None:
+            return True, {"status": "ok", **body}
+        return False, {"status": "unhealthy", "reason": reason, **body}
+
+
+class BuildMetrics:
+    """`croupier_build_*`: builds by result, their seconds, the time of the last passing one
+    and the lake snapshot its marts were built from (readers see that build)."""
+
+    def __init__(self, every: float) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self.registry = registry = CollectorRegistry(auto_describe=True)
+        self.health = BuildHealth(every)
+        self.builds = Counter(
+            "croupier_build_builds", "Builds run, by result.", ["result"], registry=registry
+        )
+        self.seconds = Histogram(
+            "croupier_build_seconds",
+            "Seconds a build took (dbt and the publication), passed or failed.",
+            buckets=(1, 2.5, 5, 10, 15, 20, 30, 60, 120, 300, 600, 1800, 3600),
+            registry=registry,
+        )
+        self.last_passed = Gauge(
+            "croupier_build_last_passed_timestamp_seconds",
+            "When the last passing build ended (Unix time).",
+            registry=registry,
+        )
+        self.lake_snapshot = Gauge(
+            "croupier_build_published_lake_snapshot",
+            "Lake snapshot id the published marts were built from.",
+            registry=registry,
+        )
+        for result in ("passed", "failed"):
+            self.builds.labels(result)
+
+    def passed(self, lake_snapshot: int, seconds: float) -> None:
+        self.builds.labels("passed").inc()
+        self.seconds.observe(seconds)
+        self.last_passed.set(time.time())
+        self.lake_snapshot.set(lake_snapshot)
+        self.health.passed(seconds)
+
+    def failed(self, error: BaseException, seconds: float) -> None:
+        self.builds.labels("failed").inc()
+        self.seconds.observe(seconds)
+        self.health.failed(error, seconds)

@@ -117,6 +117,33 @@ def test_the_consumer_scales_and_its_healthcheck_asks_its_healthz(monkeypatch) -
     assert "http://127.0.0.1:8501/_stcore/health" in dashboard[-1]
 
 
+def test_the_marts_builders_healthcheck_asks_its_healthz() -> None:
+    import subprocess
+    import sys
+
+    from consumers.metrics import MetricsServer
+    from croupier.commands.build import BuildMetrics
+
+    marts = COMPOSE["services"]["marts"]
+    command = marts["command"]
+    port = int(command[command.index("--metrics-port") + 1])
+    assert marts["expose"] == [str(port)] and "ports" not in marts
+    assert command[command.index("--metrics-host") + 1] == "0.0.0.0"
+    kind, *check = marts["healthcheck"]["test"]
+    assert kind == "CMD" and check[0] == "python" and f"127.0.0.1:{port}/healthz" in check[-1]
+    # The healthcheck's own command against a real server (on a free port here): 200, then 503.
+    metrics = BuildMetrics(every=300)
+    server = MetricsServer(metrics, "127.0.0.1", 0)
+    try:
+        here = check[-1].replace(f"127.0.0.1:{port}/", f"127.0.0.1:{server.port}/")
+        run = [sys.executable, *check[1:-1], here]
+        assert subprocess.run(run, capture_output=True, check=False).returncode == 0
+        metrics.failed(RuntimeError("dbt build failed (exit 1)"), seconds=1.0)
+        assert subprocess.run(run, capture_output=True, check=False).returncode != 0
+    finally:
+        server.close()
+
+
 def test_the_image_holds_every_package_the_code_imports() -> None:
     """The Dockerfile copies each package of the wheel and the dbt project (it once left out
     `infra` and `games`, which every command imports: the image could not run)."""
