@@ -247,10 +247,13 @@ class _Server(socketserver.ThreadingMixIn, WSGIServer):
 
     def process_request(self, request: Any, client_address: Any) -> None:
         # Waiting here holds the accept loop: more clients wait in the kernel's queue. A slot
-        # frees within `deadline_s` (the watchdog); a client not served by then is refused.
-        if not self._slots.acquire(timeout=self.deadline_s + 1):
-            self.shutdown_request(request)
-            return
+        # frees within `deadline_s` (the watchdog); a client not served by then is refused,
+        # and so is one waiting when the server shuts down (close() does not wait for a slot).
+        refuse_at = time.monotonic() + self.deadline_s + 1
+        while not self._slots.acquire(timeout=0.2):
+            if self._closing.is_set() or time.monotonic() > refuse_at:
+                self.shutdown_request(request)
+                return
         with self._open_lock:
             self._open[request] = time.monotonic() + self.deadline_s
         try:
@@ -280,9 +283,18 @@ class _Server(socketserver.ThreadingMixIn, WSGIServer):
                 with contextlib.suppress(OSError):
                     conn.shutdown(socket.SHUT_RDWR)
 
+    def shutdown(self) -> None:
+        self._closing.set()  # first: the accept loop may be waiting for a slot
+        super().shutdown()
+
     def server_close(self) -> None:
         self._closing.set()
         super().server_close()
+        with self._open_lock:  # the connections still open end with the server
+            still = list(self._open)
+        for conn in still:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # a client that went silent (dropped after _Quiet.timeout) or away is not the server's
@@ -338,9 +350,17 @@ class MetricsServer:
                     "200 OK" if healthy else "503 Service Unavailable",
                     [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
                 )
-                return [json.dumps(body).encode() + b"\n"]
+                head = environ.get("REQUEST_METHOD") == "HEAD"
+                return [b""] if head else [json.dumps(body).encode() + b"\n"]
             if path in ("/", "/metrics"):
-                return exposition(environ, start_response)  # type: ignore[no-any-return]
+                try:
+                    return exposition(environ, start_response)  # type: ignore[no-any-return]
+                except (TypeError, ValueError):
+                    # prometheus_client compares an Accept header's `version=` unparsed (a
+                    # client's `version=a` raised, with a traceback on stderr): such a
+                    # client gets the plain text format, as one that sends none.
+                    plain = {k: v for k, v in environ.items() if k != "HTTP_ACCEPT"}
+                    return exposition(plain, start_response)  # type: ignore[no-any-return]
             start_response("404 Not Found", [("Content-Type", "text/plain")])
             return [b"not found: /metrics and /healthz only\n"]
 

@@ -432,6 +432,45 @@ def test_slow_clients_neither_hold_a_thread_for_ever_nor_make_threads_without_bo
         server.close()
 
 
+def test_hostile_requests_get_answers_and_close_does_not_wait_for_them(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An Accept header prometheus_client cannot parse (`version=a`: a 500 and a traceback on
+    stderr) gets the plain text format; HEAD /healthz has no body; close() does not wait for
+    a client queued behind full slots (it waited ~deadline_s)."""
+    from consumers import metrics as metrics_module
+
+    server = MetricsServer(ConsumerMetrics(), "127.0.0.1", 0)
+    try:
+        for accept in ("text/plain;version=a", "application/openmetrics-text; version=1.x"):
+            request = urllib.request.Request(f"{server.url}/metrics", headers={"Accept": accept})
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                assert answer.status == 200
+                assert b"croupier_consumer_events_total" in answer.read()
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as head:
+            head.sendall(b"HEAD /healthz HTTP/1.0\r\n\r\n")
+            reply = b""
+            while chunk := head.recv(4096):
+                reply += chunk
+        assert reply.startswith(b"HTTP/1.0 503") and reply.endswith(b"\r\n\r\n"), reply
+    finally:
+        server.close()
+
+    monkeypatch.setattr(metrics_module._Server, "max_clients", 1)
+    server = MetricsServer(ConsumerMetrics(), "127.0.0.1", 0)
+    silent = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(2)]
+    try:
+        time.sleep(1)  # one holds the slot, one waits for it in the accept loop
+        started = time.monotonic()
+        server.close()
+        assert time.monotonic() - started < 3
+        assert all(client.recv(16) == b"" for client in silent)  # both closed by the server
+    finally:
+        for client in silent:
+            client.close()
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_a_batch_that_failed_to_commit_is_not_counted(tmp_path: Path) -> None:
     messages = night(tables=1, hours=0.5, seed=2).messages[:300]
     raw = [
