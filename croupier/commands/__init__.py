@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from consumers.metrics import MetricsServer, Served
 
 
 class FiniteRange(click.FloatRange):
@@ -22,3 +25,24 @@ class FiniteRange(click.FloatRange):
 
 # A number of seconds to wait or between two things: above zero, at most a day.
 SECONDS = FiniteRange(min=0, min_open=True, max=86_400)
+
+
+# Where a long-running command's /metrics and /healthz listen (`consume`, `build --every`).
+metrics_host_option = click.option(
+    "--metrics-host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address the metrics server listens on (0.0.0.0: every interface, as in compose).",
+)
+
+
+def serve_metrics(metrics: Served, host: str, port: int) -> MetricsServer:
+    """`metrics` served on host:port; a port that cannot be used is one line on stderr and
+    exit 2."""
+    from consumers.metrics import MetricsServer, MetricsServerError
+
+    try:
+        return MetricsServer(metrics, host, port)
+    except MetricsServerError as exc:
+        click.echo(f"error: --metrics-port: {exc.strerror}", err=True)
+        raise SystemExit(2) from None

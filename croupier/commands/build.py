@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from croupier.commands import FiniteRange
+from croupier.commands import FiniteRange, metrics_host_option, serve_metrics
 from croupier.commands.lake import existing_lake
 from infra import lake as lakes
 from infra.marts import BuildError, build_marts, default_marts_path
@@ -56,12 +56,7 @@ from infra.marts import BuildError, build_marts, default_marts_path
     "the published lake snapshot) and a health check (/healthz) on this port. "
     "docs/operations.md says what to alert on.",
 )
-@click.option(
-    "--metrics-host",
-    default="127.0.0.1",
-    show_default=True,
-    help="Address the metrics server listens on (0.0.0.0: every interface, as in compose).",
-)
+@metrics_host_option
 def build(
     lake_path: Path | None,
     marts_path: Path | None,
@@ -127,14 +122,8 @@ def _serve_metrics(host: str, port: int | None, every: float | None) -> tuple[An
     cannot be used is one line on stderr and exit 2."""
     if port is None or every is None:
         return None, None
-    from consumers.metrics import MetricsServer, MetricsServerError
-
     metrics = BuildMetrics(every)
-    try:
-        server = MetricsServer(metrics, host, port)
-    except MetricsServerError as exc:
-        click.echo(f"error: --metrics-port: {exc.strerror}", err=True)
-        raise SystemExit(2) from None
+    server = serve_metrics(metrics, host, port)
     click.echo(f"metrics on {server.url}/metrics, health on {server.url}/healthz", err=True)
     return metrics, server
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from croupier.commands import SECONDS, FiniteRange
+from croupier.commands import SECONDS, FiniteRange, metrics_host_option, serve_metrics
 from croupier.commands.lake import lake_at, lake_option
 from infra import lake as lakes
 
@@ -97,12 +97,7 @@ def _maintenance(settings: Settings) -> Schedule | None:
     "[env CROUPIER_METRICS_PORT; default: no server]; with --workers N, worker i uses "
     "PORT+i. docs/operations.md lists the metrics.",
 )
-@click.option(
-    "--metrics-host",
-    default="127.0.0.1",
-    show_default=True,
-    help="Address the metrics server listens on (0.0.0.0: every interface, as in compose).",
-)
+@metrics_host_option
 @click.option(
     "--adopt",
     is_flag=True,
@@ -229,15 +224,11 @@ def _serve_metrics(
     be used is one line on stderr and exit 2."""
     if port is None:
         return None, None
-    from consumers.metrics import ConsumerMetrics, MetricsServer, MetricsServerError
+    from consumers.metrics import ConsumerMetrics
     from infra.logs import fields
 
     metrics = ConsumerMetrics()
-    try:
-        server = MetricsServer(metrics, host, port)
-    except MetricsServerError as exc:
-        click.echo(f"error: --metrics-port: {exc.strerror}", err=True)
-        raise SystemExit(2) from None
+    server = serve_metrics(metrics, host, port)
     logging.getLogger("croupier.consumer").info(
         "metrics served", extra=fields(url=server.url, paths=["/metrics", "/healthz"])
     )

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
+import urllib.error
+import urllib.request
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,3 +156,20 @@ def lake_progress(lake: Path, topic: str, catalog: str | None = None) -> int:
     finally:
         con.close()
     return int(total)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def get(url: str) -> tuple[int, str]:
+    """(status, body) of a GET; (0, "") while nothing listens there yet."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+    except urllib.error.URLError:
+        return 0, ""

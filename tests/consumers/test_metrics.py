@@ -29,23 +29,17 @@ from consumers.metrics import ConsumerMetrics, Health, MetricsServer, scrape
 from consumers.pipeline import Pipeline, RawMessage
 from consumers.sink import LakeSink
 from infra import lake as lakes
-from tests.consumers.helpers import consumer_command, consumer_env, night, open_lake, publish_raw
+from tests.consumers.helpers import (
+    consumer_command,
+    consumer_env,
+    free_port,
+    get,
+    night,
+    open_lake,
+    publish_raw,
+)
 
 pytestmark = pytest.mark.kafka
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
 
 
 def samples(text: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:

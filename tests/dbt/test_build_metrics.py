@@ -9,8 +9,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -20,28 +18,13 @@ from consumers.metrics import scrape
 from croupier.cli import main
 from croupier.commands.build import BuildHealth
 from infra.marts import default_marts_path, published_build
+from tests.consumers.helpers import free_port, get
 from tests.dbt.conftest import settle_night
 from tests.dbt.test_invariants_catch_breaks import append_breaks
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as refused:
-        return refused.code, refused.read().decode()
-    except urllib.error.URLError:  # not listening yet
-        return 0, ""
-
-
 def _samples(base: str) -> dict[str, float]:
-    _, text = _get(f"{base}/metrics")
+    _, text = get(f"{base}/metrics")
     return {
         name + json.dumps(labels, sort_keys=True) if labels else name: value
         for name, labels, value in scrape(text)
@@ -60,7 +43,7 @@ def test_the_builders_metrics_equal_its_builds_and_health_turns_on_a_failed_buil
     tmp_path: Path,
 ) -> None:
     lake = settle_night(tmp_path, tables=1, hours=0.5, seed=5)
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     builder = subprocess.Popen(
         [sys.executable, "-m", "croupier", "build", "--lake", str(lake.root), "--quiet",
@@ -70,7 +53,7 @@ def test_the_builders_metrics_equal_its_builds_and_health_turns_on_a_failed_buil
     try:
         passed = '{"result": "passed"}'
         _until(lambda: _samples(base).get(f"croupier_build_builds_total{passed}", 0) >= 2, builder)
-        status, body = _get(f"{base}/healthz")
+        status, body = get(f"{base}/healthz")
         assert status == 200 and json.loads(body)["status"] == "ok", body
         samples = _samples(base)
         published = published_build(default_marts_path(lake))
@@ -85,8 +68,8 @@ def test_the_builders_metrics_equal_its_builds_and_health_turns_on_a_failed_buil
         # Rows that break the marts' invariants: the next build fails, the health says why,
         # and the published snapshot stays the last passing build's.
         append_breaks(lake)
-        _until(lambda: _get(f"{base}/healthz")[0] == 503, builder)
-        body = json.loads(_get(f"{base}/healthz")[1])
+        _until(lambda: get(f"{base}/healthz")[0] == 503, builder)
+        body = json.loads(get(f"{base}/healthz")[1])
         assert body["reason"].startswith("the last build failed: dbt build failed"), body
         samples = _samples(base)
         assert samples['croupier_build_builds_total{"result": "failed"}'] >= 1
