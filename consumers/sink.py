@@ -102,9 +102,7 @@ class LakeSink:
         (`infra.binding`); call before the first batch."""
         from infra.binding import bind
 
-        with self.writing():
-            bound = retry_when_locked(lambda: bind(self.con, stream, adopt=adopt))
-        if bound:
+        if self.write(lambda: bind(self.con, stream, adopt=adopt)):
             log.info("lake bound", extra=fields(stream=stream.describe(), adopted=adopt))
 
     def commit(
@@ -137,8 +135,13 @@ class LakeSink:
                     "version": pa.array([states[t][0] for t in ids], pa.int64()),
                 }
             )
+        self.write(lambda: self._transaction(tables))
+
+    def write(self, action: Callable[[], T], *, conflicts: bool = False) -> T:
+        """Run `action`, a write on `con`, as a write in flight (maintenance spares its files)
+        and again while the catalog is locked (`retry_when_locked`)."""
         with self.writing():
-            retry_when_locked(lambda: self._transaction(tables))
+            return retry_when_locked(action, conflicts=conflicts)
 
     def writing(self) -> contextlib.AbstractContextManager[None]:
         """A write in flight on `con`, whose files maintenance must not take for orphans."""

@@ -6,7 +6,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +14,9 @@ from croupier.commands import FiniteRange, metrics_host_option, serve_metrics
 from croupier.commands.lake import existing_lake
 from infra import lake as lakes
 from infra.marts import BuildError, build_marts, default_marts_path
+
+if TYPE_CHECKING:
+    from consumers.metrics import MetricsServer
 
 
 @click.command()
@@ -86,7 +89,7 @@ def build(
         raise click.UsageError("--metrics-port serves a running builder: add --every")
     store = existing_lake(lake_path)
     marts = marts_path if marts_path is not None else default_marts_path(store)
-    metrics, server = _serve_metrics(metrics_host, metrics_port, every)
+    metrics, server = _serve_metrics(metrics_host, metrics_port, every or 0.0)
     try:
         while True:
             started = time.monotonic()
@@ -117,10 +120,12 @@ def build(
             server.close()
 
 
-def _serve_metrics(host: str, port: int | None, every: float | None) -> tuple[Any, Any]:
+def _serve_metrics(
+    host: str, port: int | None, every: float
+) -> tuple[BuildMetrics | None, MetricsServer | None]:
     """The builder's metrics and their server (None, None without a port); a port that
     cannot be used is one line on stderr and exit 2."""
-    if port is None or every is None:
+    if port is None:
         return None, None
     metrics = BuildMetrics(every)
     server = serve_metrics(metrics, host, port)

@@ -87,8 +87,7 @@ def evidence(lake_path: Path | None, batch: int, every: float | None, quiet: boo
                 working = list(EVALUATION_TABLES)
                 while working and not stop.is_set():
                     evaluation = working.pop(0)
-                    with sink.writing():
-                        step = retry_when_locked(steps[evaluation], conflicts=True)
+                    step = sink.write(steps[evaluation], conflicts=True)
                     if step.picked:
                         working.append(evaluation)
                     done[evaluation] += step.evaluated
