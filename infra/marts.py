@@ -9,11 +9,10 @@ the published snapshot, so a failed or killed build changes nothing a reader see
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -25,6 +24,7 @@ import duckdb
 from infra import lake as lakes
 from infra import storage
 from infra.catalog_url import pass_password
+from infra.dbt_worker import DbtWorker, DbtWorkerError
 
 PROJECT_DIR = Path(__file__).resolve().parents[1] / "dbt_project"
 MARTS_ALIAS = "marts"
@@ -346,12 +346,23 @@ def _expire_snapshots(con: duckdb.DuckDBPyConnection, *, keep_from: int | None) 
     con.execute(f"CALL ducklake_cleanup_old_files('{MARTS_ALIAS}', older_than => {keep})")
 
 
-def dbt_command() -> list[str]:
-    """dbt from this environment (the `dbt` script beside the running Python)."""
-    script = Path(sys.executable).with_name("dbt")
-    if not script.is_file():
-        raise BuildError(f"dbt is not installed beside {sys.executable} (run `uv sync`)")
-    return [str(script)]
+def _code_signature() -> str:
+    """The Python a build runs beside dbt (the Python models import the repository's packages):
+    each source file's path, size and modification time."""
+    root = PROJECT_DIR.parent
+    digest = hashlib.sha256()
+    for package in sorted(root.glob("*/__init__.py")):
+        for path in sorted(package.parent.rglob("*.py")):
+            stat = path.stat()
+            digest.update(f"{path}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+# What dbt reads from the environment only while it runs (macros under `execute`, the Python
+# models), never while it parses: a new value needs no new parse (infra/dbt_worker.py).
+PER_BUILD = (
+    "CROUPIER_LAKE_SNAPSHOT", "CROUPIER_TESTED_UP_TO", BUILT_SNAPSHOT, RE_EVALUATE,
+)  # fmt: skip
 
 
 def build_marts(
@@ -365,13 +376,15 @@ def build_marts(
     lake_snapshot: int | None = None,
     project_dir: Path = PROJECT_DIR,
     re_evaluate: bool = False,
+    dbt: DbtWorker | None = None,
 ) -> BuildResult:
     """Run `dbt <command>` (build: seeds, models, tests) of `project_dir` on the lake pinned at
     its current snapshot (or `lake_snapshot`), into the marts store, and publish the marts to
     readers if it passed. A lake that was replaced since the last build, or `full_refresh`,
     rebuilds the incremental models from scratch. `re_evaluate` (a full refresh): the hold and
     hole-carding evaluations of every round are computed again from the events, none of
-    `croupier evidence`'s stored rows read (consumers/evidence.py)."""
+    `croupier evidence`'s stored rows read (consumers/evidence.py). `dbt`: the dbt process to
+    run it in, kept by a builder between builds (else one for this build alone)."""
     if not lake.exists:
         raise lakes.LakeError(
             f"no lake at {lake.where}: run `croupier lake init` or `croupier demo`"
@@ -389,14 +402,13 @@ def build_marts(
     if not marts_store(marts).exists:  # a pointer left from a deleted store points at nothing
         (marts / PUBLISHED).unlink(missing_ok=True)
     work = marts.resolve() / "_dbt"
-    args = [
-        *dbt_command(),
-        command,
+    parse = [
         "--project-dir", str(project_dir),
         "--profiles-dir", str(project_dir),
         "--target-path", str(work / "target"),
         "--log-path", str(work / "logs"),
     ]  # fmt: skip
+    args = [command, *parse]
     if full_refresh:
         args.append("--full-refresh")
     if select:
@@ -448,13 +460,22 @@ def build_marts(
         if state.unbroken_since is not None:
             # the event models read only the rows inserted since (macros/event_fields.sql)
             env[BUILT_SNAPSHOT] = str(state.unbroken_since)
+    key = hashlib.sha256(
+        json.dumps(
+            [project, _code_signature(), {k: v for k, v in env.items() if k not in PER_BUILD}]
+        ).encode()
+    ).hexdigest()
     started_at = datetime.now().astimezone()
     started = time.monotonic()
-    done = subprocess.run(args, env=env, check=False)
+    try:
+        with contextlib.nullcontext(dbt) if dbt is not None else DbtWorker() as worker:
+            code = worker.run(args, parse=parse, env=env, key=key)
+    except DbtWorkerError as exc:
+        raise BuildError(f"dbt {command} failed: {exc}; see {work / 'logs' / 'dbt.log'}") from None
     seconds = time.monotonic() - started
-    if done.returncode != 0:
+    if code != 0:
         raise BuildError(
-            f"dbt {command} failed (exit {done.returncode}); see the output above and "
+            f"dbt {command} failed (exit {code}); see the output above and "
             f"{work / 'logs' / 'dbt.log'}"
         )
     if command == "build":

@@ -13,6 +13,7 @@ import click
 from croupier.commands import FiniteRange, metrics_host_option, serve_metrics
 from croupier.commands.lake import existing_lake
 from infra import lake as lakes
+from infra.dbt_worker import DbtWorker
 from infra.marts import BuildError, build_marts, default_marts_path
 
 if TYPE_CHECKING:
@@ -90,13 +91,14 @@ def build(
     store = existing_lake(lake_path)
     marts = marts_path if marts_path is not None else default_marts_path(store)
     metrics, server = _serve_metrics(metrics_host, metrics_port, every or 0.0)
+    dbt = DbtWorker()  # kept from build to build: dbt starts and parses once
     try:
         while True:
             started = time.monotonic()
             try:
                 result = build_marts(
                     store, marts, full_refresh=full_refresh, select=select, quiet=quiet,
-                    re_evaluate=re_evaluate,
+                    re_evaluate=re_evaluate, dbt=dbt,
                 )  # fmt: skip
             except (BuildError, lakes.LakeError) as exc:
                 click.echo(f"error: {exc}", err=True)
@@ -116,6 +118,7 @@ def build(
             full_refresh = re_evaluate = False
             time.sleep(every)
     finally:
+        dbt.close()
         if server is not None:
             server.close()
 

@@ -1,0 +1,191 @@
+"""dbt in a process of its own that stays between builds, so a builder pays dbt's start-up once.
+
+`dbt build` as a command spends about 3 s before its first model, every time: importing dbt
+(~1.8 s), parsing the project (even a partial parse reads and writes the whole manifest) and
+building its configuration schemas. A `DbtWorker` runs dbt through its Python API
+(`dbtRunner`) in a child process that imports dbt once, parses the project once and hands every
+later command a fresh copy of that parse (dbt writes the compiled SQL into the manifest's nodes
+as it runs, so a parse is never handed over twice). What a command depends on decides whether
+the child may serve it: the caller's `key` (infra/marts.py: the project's files, the Python the
+models import, the environment but for the values read only while dbt runs). A new key starts
+a new child; so does a child that served RECYCLE_AFTER commands, or one that died.
+
+The child reads requests as JSON lines on its stdin and answers each with its exit code on the
+pipe it was given; dbt's own output goes to the stdout and stderr it inherited, as a `dbt`
+command's would. It dies with its parent (PR_SET_PDEATHSIG), so no build outlives a killed
+builder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+# Commands one child serves before it is replaced: bounds whatever dbt keeps between
+# invocations (it was made to run once per process).
+RECYCLE_AFTER = 50
+
+
+class DbtWorkerError(RuntimeError):
+    """The dbt process died or could not start."""
+
+
+class DbtWorker:
+    """dbt commands run in one long-lived child process (`run`), restarted when the key changes.
+    Use as a context manager, or `close()` it."""
+
+    def __init__(self) -> None:
+        self._child: subprocess.Popen[bytes] | None = None
+        self._replies: IO[bytes] | None = None
+        self._key: str | None = None
+        self._served = 0
+
+    @property
+    def pid(self) -> int | None:
+        """The dbt process's, while there is one."""
+        return self._child.pid if self._child is not None else None
+
+    def __enter__(self) -> DbtWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(
+        self, args: Sequence[str], *, parse: Sequence[str], env: Mapping[str, str], key: str
+    ) -> int:
+        """Run `dbt <args>` with `env` as its whole environment; `parse`: the arguments of
+        `dbt parse` that read this project (project, profiles, target and log paths). Returns
+        dbt's exit code: 0 passed, 1 a model or test failed, 2 dbt could not run."""
+        key = json.dumps([key, list(parse)])
+        if self._child is None or key != self._key or self._served >= RECYCLE_AFTER:
+            self.close()
+            self._start(key)
+        assert self._child is not None and self._child.stdin is not None and self._replies
+        request = json.dumps({"args": list(args), "parse": list(parse), "env": dict(env)})
+        try:
+            self._child.stdin.write(request.encode() + b"\n")
+            self._child.stdin.flush()
+            reply = self._replies.readline()
+        except BaseException:  # interrupted: the build in flight goes with the child
+            self.close(kill=True)
+            raise
+        self._served += 1
+        if not reply:
+            code = self._child.wait()
+            self._drop()
+            raise DbtWorkerError(f"the dbt process died (exit {code}) before it answered")
+        return int(reply)
+
+    def _start(self, key: str) -> None:
+        read, write = os.pipe()
+        try:
+            self._child = subprocess.Popen(
+                [sys.executable, "-m", "infra.dbt_worker", str(write), str(os.getpid())],
+                stdin=subprocess.PIPE,
+                pass_fds=(write,),
+            )
+        except OSError as exc:
+            os.close(read)
+            raise DbtWorkerError(f"cannot start dbt: {exc}") from None
+        finally:
+            os.close(write)
+        self._replies = os.fdopen(read, "rb")
+        self._key = key
+        self._served = 0
+
+    def close(self, *, kill: bool = False) -> None:
+        """End the child: at once with `kill` (a command in flight), else once it has read the
+        end of its input (it has none in flight)."""
+        child = self._child
+        if child is None:
+            return
+        try:
+            if kill:
+                child.kill()
+            elif child.stdin is not None:
+                child.stdin.close()
+            child.wait(timeout=None if kill else 10)
+        except (OSError, subprocess.TimeoutExpired):
+            child.kill()
+            child.wait()
+        finally:
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._child is not None and self._child.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._child.stdin.close()
+        if self._replies is not None:
+            self._replies.close()
+        self._child = self._replies = None
+        self._key = None
+
+
+def _die_with(parent: int) -> None:
+    """SIGKILL this process when its parent dies (Linux), and exit now if it already has."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _serve(replies: int) -> None:
+    try:
+        from dbt.cli.main import dbtRunner
+    except ImportError as exc:
+        print(f"error: dbt is not installed beside {sys.executable} (run `uv sync`): {exc}")
+        sys.exit(2)
+    parsed: Any = None  # the project as parsed, never handed over (the same for every request)
+    for line in sys.stdin:
+        request = json.loads(line)
+        os.environ.clear()
+        os.environ.update(request["env"])
+        manifest: Any
+        if parsed is None:
+            result = dbtRunner().invoke(["parse", *request["parse"], "--quiet"])
+            if not result.success:
+                os.write(replies, b"2\n")
+                continue
+            parsed = result.result
+        manifest = _copy(parsed)
+        _fresh_duckdb()
+        result = dbtRunner(manifest=manifest).invoke(request["args"])
+        code = 0 if result.success else 1 if result.exception is None else 2
+        os.write(replies, f"{code}\n".encode())
+
+
+def _copy(parsed: Any) -> Any:
+    """The parse for one command: its nodes (what running compiles into: compiled SQL, the
+    ephemeral models' CTEs) copied, the rest shared. (dbt 1.11's own copies of a manifest
+    break it: pickling shifts its fields by one, `Manifest.deepcopy` fails on disabled nodes.)"""
+    return dataclasses.replace(
+        parsed, nodes={key: copy.deepcopy(node) for key, node in parsed.nodes.items()}
+    )
+
+
+def _fresh_duckdb() -> None:
+    """dbt-duckdb keeps its DuckDB instance (the lake and marts attached) in a class attribute
+    across invocations: each command gets a new one, as a `dbt` process would."""
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    env = DuckDBConnectionManager._ENV
+    DuckDBConnectionManager._ENV = None
+    if env is not None:
+        env.close()
+
+
+if __name__ == "__main__":
+    _die_with(int(sys.argv[2]))
+    _serve(int(sys.argv[1]))

@@ -1,0 +1,111 @@
+"""The dbt process a builder keeps between builds (infra/dbt_worker.py): it parses the project
+once and hands each build a fresh copy of that parse, so a chain of builds in one process makes
+the marts a new process per build makes; a dbt process that dies fails its build with a clear
+error and the next build starts another; a change to what the parse depends on starts another;
+and no dbt process outlives a killed builder."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from infra import lake as lakes
+from infra.dbt_worker import DbtWorker
+from infra.marts import BuildError, build_marts
+from tests.dbt.conftest import settle_night
+from tests.dbt.test_build_concurrency import card_counts, differences
+from tests.dbt.test_build_scope import _lake_clone
+
+
+def test_one_dbt_process_builds_what_a_new_process_per_build_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clone = _lake_clone()
+    night = settle_night(tmp_path / "night", tables=1, hours=0.5, seed=11)
+    lake = lakes.Lake(root=tmp_path / "lake")
+    clone.clone_nights(night, lake, first=0, count=1, evidence=False)
+    marts = tmp_path / "marts"
+    with DbtWorker() as dbt:
+        build_marts(lake, marts, quiet=True, dbt=dbt)
+        first = dbt.pid
+        assert first is not None
+        # new rows, then none: each build compiles its own SQL (the ephemeral staging models'
+        # CTEs read the rows since this build's last one), not the last build's
+        for count in (1, 1, 0):
+            if count:
+                clone.clone_nights(
+                    night, lake, first=lakes_nights(lake, night), count=count, evidence=False
+                )
+            assert not build_marts(lake, marts, quiet=True, dbt=dbt).full_refresh
+            assert dbt.pid == first  # one process, one parse
+
+        # the process dies in the middle of a build: that build fails and says so, and the
+        # next one starts another process
+        clone.clone_nights(night, lake, first=lakes_nights(lake, night), count=1, evidence=False)
+        killer = threading.Timer(1.0, os.kill, (first, signal.SIGKILL))
+        killer.start()
+        with pytest.raises(BuildError, match=r"the dbt process died \(exit -9\)"):
+            build_marts(lake, marts, quiet=True, dbt=dbt)
+        killer.join()
+        assert dbt.pid is None
+        build_marts(lake, marts, quiet=True, dbt=dbt)
+        second = dbt.pid
+        assert second not in (None, first)
+
+        # what dbt may read while it parses changed (here the environment): a new parse
+        monkeypatch.setenv("CROUPIER_SOMETHING_NEW", "1")
+        build_marts(lake, marts, quiet=True, dbt=dbt)
+        assert dbt.pid not in (None, first, second)
+
+    build_marts(lake, tmp_path / "full", full_refresh=True, quiet=True)
+    diff = differences(marts, tmp_path / "full", leaving=("source_lake_row_id",))
+    diff.pop("intermediate.int_card_rank_counts", None)  # partial sums per build, by design
+    assert diff == {}
+    assert card_counts(marts) == card_counts(tmp_path / "full")
+
+
+def lakes_nights(lake: lakes.Lake, night: lakes.Lake) -> int:
+    """The number of the next night to clone into `lake` (nights are cloned a day apart)."""
+    clone = _lake_clone()
+    return int(clone.count_rounds(lake) // clone.count_rounds(night))
+
+
+def test_no_dbt_process_outlives_a_killed_builder(tmp_path: Path) -> None:
+    lake = settle_night(tmp_path / "night", tables=1, hours=0.5, seed=12)
+    croupier = Path(sys.executable).with_name("croupier")
+    builder = subprocess.Popen(
+        [str(croupier), "build", "--lake", str(lake.root), "--marts", str(tmp_path / "marts")],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        children = Path(f"/proc/{builder.pid}/task/{builder.pid}/children")
+        deadline = time.monotonic() + 60
+        while not (dbt := children.read_text().split()):
+            assert builder.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(3.0)  # dbt is importing, parsing or building: a full build takes longer
+        assert builder.poll() is None, "the build ended before it was killed"
+        os.kill(builder.pid, signal.SIGKILL)  # the builder alone, not its process group
+    finally:
+        builder.kill()
+        builder.wait()
+    child = int(dbt[0])
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{child}").exists() and _state(child) != "Z":
+        assert time.monotonic() < deadline, "the dbt process went on after its builder died"
+        time.sleep(0.05)
+    assert not (tmp_path / "marts" / "published.json").exists()
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return "X"
