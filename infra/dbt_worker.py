@@ -4,8 +4,8 @@
 (~1.8 s), parsing the project (even a partial parse reads and writes the whole manifest) and
 building its configuration schemas. A `DbtWorker` runs dbt through its Python API
 (`dbtRunner`) in a child process that imports dbt once, parses the project once and hands every
-later command a fresh copy of that parse (dbt writes the compiled SQL into the manifest's nodes
-as it runs, so a parse is never handed over twice). What a command depends on decides whether
+command a copy of that parse's nodes (dbt writes the compiled SQL into the nodes it is handed,
+so the same nodes are never handed over twice). What a command depends on decides whether
 the child may serve it: the caller's `key` (infra/marts.py: the project's files, the Python the
 models import, the environment but for the values read only while dbt runs). A new key starts
 a new child; so does a child that served RECYCLE_AFTER commands, or one that died.
@@ -13,7 +13,7 @@ a new child; so does a child that served RECYCLE_AFTER commands, or one that die
 The child reads requests as JSON lines on its stdin and answers each with its exit code on the
 pipe it was given; dbt's own output goes to the stdout and stderr it inherited, as a `dbt`
 command's would. It dies with its parent (PR_SET_PDEATHSIG), so no build outlives a killed
-builder.
+builder, and leaves Ctrl-C to it (the builder kills it, the build in flight with it).
 """
 
 from __future__ import annotations
@@ -187,5 +187,7 @@ def _fresh_duckdb() -> None:
 
 
 if __name__ == "__main__":
+    # Ctrl-C is the builder's to handle: it kills this process with the build in flight
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with(int(sys.argv[2]))
     _serve(int(sys.argv[1]))

@@ -140,6 +140,27 @@ def test_an_unchanged_project_reruns_only_what_the_lake_feeds_and_a_selection_ad
     assert build_marts(lake, marts, quiet=True).full_refresh
 
 
+def cloned_nights(
+    folder: Path, *, seed: int, count: int
+) -> tuple[ModuleType, lakes.Lake, lakes.Lake]:
+    """bench/lake_clone.py, a half-hour night of one table of each game settled in
+    `folder/night`, and `folder/lake` holding `count` clones of it a casino day apart."""
+    clone = _lake_clone()
+    night = settle_night(folder / "night", tables=1, hours=0.5, seed=seed)
+    lake = lakes.Lake(root=folder / "lake")
+    clone.clone_nights(night, lake, first=0, count=count, evidence=False)
+    return clone, night, lake
+
+
+def assert_equal_to_a_full_build(marts: Path, lake: lakes.Lake, full: Path) -> None:
+    """The marts built incrementally equal a full build of the same lake into `full`."""
+    build_marts(lake, full, full_refresh=True, quiet=True)
+    diff = differences(marts, full, leaving=("source_lake_row_id",))
+    diff.pop("intermediate.int_card_rank_counts", None)  # partial sums per build, by design
+    assert diff == {}
+    assert card_counts(marts) == card_counts(full)
+
+
 def _lake_clone() -> ModuleType:
     """bench/lake_clone.py: whole nights cloned a casino day apart, as the 1M-round bench does."""
     path = Path(__file__).resolve().parents[2] / "bench" / "lake_clone.py"
@@ -154,10 +175,7 @@ def test_the_per_day_aggregates_recompute_only_the_days_with_new_rows(tmp_path: 
     # The hold test and the revenue aggregates are within a casino day: a build that brings a
     # new day replaces that day's rows and keeps the others as they were (their watermark is
     # the earlier build's), and the marts equal a full build's all the same.
-    clone = _lake_clone()
-    night = settle_night(tmp_path / "night", tables=1, hours=0.5, seed=7)
-    lake = lakes.Lake(root=tmp_path / "lake")
-    clone.clone_nights(night, lake, first=0, count=2, evidence=False)
+    clone, night, lake = cloned_nights(tmp_path, seed=7, count=2)
     marts = tmp_path / "marts"
     build_marts(lake, marts, quiet=True)
     per_day = (
@@ -178,11 +196,7 @@ def test_the_per_day_aggregates_recompute_only_the_days_with_new_rows(tmp_path: 
     ) > newest
     revenue_after = set(marts_rows(marts, "SELECT * FROM agg_revenue"))
     assert revenue_before <= revenue_after  # the first two days' revenue rows, as they were
-    build_marts(lake, tmp_path / "full", full_refresh=True, quiet=True)
-    diff = differences(marts, tmp_path / "full", leaving=("source_lake_row_id",))
-    diff.pop("intermediate.int_card_rank_counts", None)  # partial sums per build, by design
-    assert diff == {}
-    assert card_counts(marts) == card_counts(tmp_path / "full")
+    assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
 
 
 def marts_rows(marts: Path, sql: str) -> list[tuple[object, ...]]:
@@ -200,10 +214,7 @@ def test_the_event_models_read_the_lake_change_feed_unless_a_snapshot_since_is_e
     # through ducklake_table_insertions, also after a maintenance pass merged their files; with
     # a snapshot in between expired it reads the whole table and picks the new rows by row id.
     # Either way the marts equal a full build's.
-    clone = _lake_clone()
-    night = settle_night(tmp_path / "night", tables=1, hours=0.5, seed=9)
-    lake = lakes.Lake(root=tmp_path / "lake")
-    clone.clone_nights(night, lake, first=0, count=1, evidence=False)
+    clone, night, lake = cloned_nights(tmp_path, seed=9, count=1)
     marts = tmp_path / "marts"
     compiled = marts / "_dbt" / "target" / "compiled" / "croupier" / "models" / "intermediate"
 
@@ -235,8 +246,4 @@ def test_the_event_models_read_the_lake_change_feed_unless_a_snapshot_since_is_e
     build_marts(lake, marts, quiet=True)
     assert not reads_change_feed()
 
-    build_marts(lake, tmp_path / "full", full_refresh=True, quiet=True)
-    diff = differences(marts, tmp_path / "full", leaving=("source_lake_row_id",))
-    diff.pop("intermediate.int_card_rank_counts", None)  # partial sums per build, by design
-    assert diff == {}
-    assert card_counts(marts) == card_counts(tmp_path / "full")
+    assert_equal_to_a_full_build(marts, lake, tmp_path / "full")

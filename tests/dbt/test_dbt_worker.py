@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -20,17 +21,13 @@ from infra import lake as lakes
 from infra.dbt_worker import DbtWorker
 from infra.marts import BuildError, build_marts
 from tests.dbt.conftest import settle_night
-from tests.dbt.test_build_concurrency import card_counts, differences
-from tests.dbt.test_build_scope import _lake_clone
+from tests.dbt.test_build_scope import assert_equal_to_a_full_build, cloned_nights
 
 
 def test_one_dbt_process_builds_what_a_new_process_per_build_builds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    clone = _lake_clone()
-    night = settle_night(tmp_path / "night", tables=1, hours=0.5, seed=11)
-    lake = lakes.Lake(root=tmp_path / "lake")
-    clone.clone_nights(night, lake, first=0, count=1, evidence=False)
+    clone, night, lake = cloned_nights(tmp_path, seed=11, count=1)
     marts = tmp_path / "marts"
     with DbtWorker() as dbt:
         build_marts(lake, marts, quiet=True, dbt=dbt)
@@ -40,15 +37,13 @@ def test_one_dbt_process_builds_what_a_new_process_per_build_builds(
         # CTEs read the rows since this build's last one), not the last build's
         for count in (1, 1, 0):
             if count:
-                clone.clone_nights(
-                    night, lake, first=lakes_nights(lake, night), count=count, evidence=False
-                )
+                add_nights(clone, night, lake, count)
             assert not build_marts(lake, marts, quiet=True, dbt=dbt).full_refresh
             assert dbt.pid == first  # one process, one parse
 
         # the process dies in the middle of a build: that build fails and says so, and the
         # next one starts another process
-        clone.clone_nights(night, lake, first=lakes_nights(lake, night), count=1, evidence=False)
+        add_nights(clone, night, lake, 1)
         killer = threading.Timer(1.0, os.kill, (first, signal.SIGKILL))
         killer.start()
         with pytest.raises(BuildError, match=r"the dbt process died \(exit -9\)"):
@@ -64,17 +59,13 @@ def test_one_dbt_process_builds_what_a_new_process_per_build_builds(
         build_marts(lake, marts, quiet=True, dbt=dbt)
         assert dbt.pid not in (None, first, second)
 
-    build_marts(lake, tmp_path / "full", full_refresh=True, quiet=True)
-    diff = differences(marts, tmp_path / "full", leaving=("source_lake_row_id",))
-    diff.pop("intermediate.int_card_rank_counts", None)  # partial sums per build, by design
-    assert diff == {}
-    assert card_counts(marts) == card_counts(tmp_path / "full")
+    assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
 
 
-def lakes_nights(lake: lakes.Lake, night: lakes.Lake) -> int:
-    """The number of the next night to clone into `lake` (nights are cloned a day apart)."""
-    clone = _lake_clone()
-    return int(clone.count_rounds(lake) // clone.count_rounds(night))
+def add_nights(clone: ModuleType, night: lakes.Lake, lake: lakes.Lake, count: int) -> None:
+    """`count` more clones of `night` into `lake`, each a casino day after the last."""
+    first = int(clone.count_rounds(lake) // clone.count_rounds(night))
+    clone.clone_nights(night, lake, first=first, count=count, evidence=False)
 
 
 def test_no_dbt_process_outlives_a_killed_builder(tmp_path: Path) -> None:
