@@ -197,7 +197,7 @@ def main() -> None:
         for label, with_evidence, dbt in (
             ("in the build", False, None),
             ("by the worker", True, None),
-            ("by the worker, in `build --every`", True, builder),
+            ("by the worker, `build --every`", True, builder),
         ):
             before = count_rounds(lake)
             first = before // per_night
