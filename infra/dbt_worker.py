@@ -12,8 +12,9 @@ a new child; so does a child that served RECYCLE_AFTER commands, or one that die
 
 The child reads requests as JSON lines on its stdin and answers each with its exit code on the
 pipe it was given; dbt's own output goes to the stdout and stderr it inherited, as a `dbt`
-command's would. It dies with its parent (PR_SET_PDEATHSIG), so no build outlives a killed
-builder, and leaves Ctrl-C to it (the builder kills it, the build in flight with it).
+command's would. Its stdin is its lifeline: the builder holds the only other end, so when the
+builder dies, however, the child ends too, a build in flight with it (no build outlives a
+killed builder); and it leaves Ctrl-C to the builder, which kills it with the build in flight.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
+from queue import Queue
 from typing import IO, Any
 
 # Commands one child serves before it is replaced: bounds whatever dbt keeps between
@@ -66,22 +69,28 @@ class DbtWorker:
         `dbt parse` that read this project (project, profiles, target and log paths). Returns
         dbt's exit code: 0 passed, 1 a model or test failed, 2 dbt could not run."""
         key = json.dumps([key, list(parse)])
-        if self._child is None or key != self._key or self._served >= RECYCLE_AFTER:
-            self.close()
+        if self._child is not None and (
+            key != self._key or self._served >= RECYCLE_AFTER or self._child.poll() is not None
+        ):
+            self.close()  # a new key, its builds served, or it died since its last build
+        if self._child is None:
             self._start(key)
-        assert self._child is not None and self._child.stdin is not None and self._replies
+        child, replies = self._child, self._replies
+        assert child is not None and child.stdin is not None and replies is not None
         request = json.dumps({"args": list(args), "parse": list(parse), "env": dict(env)})
         try:
-            self._child.stdin.write(request.encode() + b"\n")
-            self._child.stdin.flush()
-            reply = self._replies.readline()
+            child.stdin.write(request.encode() + b"\n")
+            child.stdin.flush()
+            reply = replies.readline()
+        except OSError:  # its end of the pipe is closed: it is gone
+            reply = b""
         except BaseException:  # interrupted: the build in flight goes with the child
             self.close(kill=True)
             raise
         self._served += 1
         if not reply:
-            code = self._child.wait()
-            self._drop()
+            code = child.wait()
+            self.close()
             raise DbtWorkerError(f"the dbt process died (exit {code}) before it answered")
         return int(reply)
 
@@ -89,7 +98,7 @@ class DbtWorker:
         read, write = os.pipe()
         try:
             self._child = subprocess.Popen(
-                [sys.executable, "-m", "infra.dbt_worker", str(write), str(os.getpid())],
+                [sys.executable, "-m", "infra.dbt_worker", str(write)],
                 stdin=subprocess.PIPE,
                 pass_fds=(write,),
             )
@@ -130,38 +139,44 @@ class DbtWorker:
         self._key = None
 
 
-def _die_with(parent: int) -> None:
-    """SIGKILL this process when its parent dies (Linux), and exit now if it already has."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:
+def _requests(queue: Queue[bytes | None], busy: threading.Event) -> None:
+    """Hand the requests on stdin to the main thread; at its end, the builder closed it or
+    died: with a command in flight (or dbt still loading) this process ends at once."""
+    for line in sys.stdin.buffer:
+        queue.put(line)
+    queue.put(None)
+    if busy.is_set():
         os._exit(1)
 
 
 def _serve(replies: int) -> None:
+    queue: Queue[bytes | None] = Queue()
+    busy = threading.Event()
+    busy.set()
+    threading.Thread(target=_requests, args=(queue, busy), daemon=True).start()
     try:
         from dbt.cli.main import dbtRunner
     except ImportError as exc:
         print(f"error: dbt is not installed beside {sys.executable} (run `uv sync`): {exc}")
         sys.exit(2)
     parsed: Any = None  # the project as parsed, never handed over (the same for every request)
-    for line in sys.stdin:
+    while True:
+        busy.clear()
+        line = queue.get()
+        if line is None:
+            return
+        busy.set()
         request = json.loads(line)
         os.environ.clear()
         os.environ.update(request["env"])
-        manifest: Any
         if parsed is None:
             result = dbtRunner().invoke(["parse", *request["parse"], "--quiet"])
             if not result.success:
                 os.write(replies, b"2\n")
                 continue
             parsed = result.result
-        manifest = _copy(parsed)
         _fresh_duckdb()
-        result = dbtRunner(manifest=manifest).invoke(request["args"])
+        result = dbtRunner(manifest=_copy(parsed)).invoke(request["args"])
         code = 0 if result.success else 1 if result.exception is None else 2
         os.write(replies, f"{code}\n".encode())
 
@@ -189,5 +204,4 @@ def _fresh_duckdb() -> None:
 if __name__ == "__main__":
     # Ctrl-C is the builder's to handle: it kills this process with the build in flight
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with(int(sys.argv[2]))
     _serve(int(sys.argv[1]))

@@ -16,6 +16,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -347,19 +348,23 @@ def _expire_snapshots(con: duckdb.DuckDBPyConnection, *, keep_from: int | None) 
 
 
 def _code_signature() -> str:
-    """The Python a build runs beside dbt (the Python models import the repository's packages):
-    each source file's path, size and modification time."""
+    """What a build runs beside the project (the Python models import the repository's
+    packages and read their data files): each file's path, size and modification time, and
+    the versions of dbt, its adapter and DuckDB installed."""
     root = PROJECT_DIR.parent
     digest = hashlib.sha256()
+    for name in ("dbt-core", "dbt-duckdb", "duckdb"):
+        digest.update(f"{name}={metadata.version(name)}\n".encode())
     for package in sorted(root.glob("*/__init__.py")):
-        for path in sorted(package.parent.rglob("*.py")):
-            stat = path.stat()
-            digest.update(f"{path}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
+        for path in sorted(package.parent.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                stat = path.stat()
+                digest.update(f"{path}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()
 
 
-# What dbt reads from the environment only while it runs (macros under `execute`, the Python
-# models), never while it parses: a new value needs no new parse (infra/dbt_worker.py).
+# What dbt uses from the environment only while it runs (macros under `execute`, the Python
+# models), never to parse: a new value needs no new parse (infra/dbt_worker.py).
 PER_BUILD = (
     "CROUPIER_LAKE_SNAPSHOT", "CROUPIER_TESTED_UP_TO", BUILT_SNAPSHOT, RE_EVALUATE,
 )  # fmt: skip

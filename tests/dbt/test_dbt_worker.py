@@ -1,8 +1,8 @@
 """The dbt process a builder keeps between builds (infra/dbt_worker.py): it parses the project
-once and hands each build a fresh copy of that parse, so a chain of builds in one process makes
-the marts a new process per build makes; a dbt process that dies fails its build with a clear
-error and the next build starts another; a change to what the parse depends on starts another;
-and no dbt process outlives a killed builder."""
+once and hands each build a copy of that parse's nodes, so a chain of builds in one process makes
+the marts a new process per build makes; a dbt process that dies between builds is replaced, and
+one that dies in a build fails it with a clear error; a change to what the parse depends on
+starts another; and no dbt process outlives a killed builder."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pytest
 
 from infra import lake as lakes
 from infra.dbt_worker import DbtWorker
-from infra.marts import BuildError, build_marts
+from infra.marts import BuildError, BuildResult, build_marts
 from tests.dbt.conftest import settle_night
 from tests.dbt.test_build_scope import assert_equal_to_a_full_build, cloned_nights
 
@@ -33,33 +33,55 @@ def test_one_dbt_process_builds_what_a_new_process_per_build_builds(
         build_marts(lake, marts, quiet=True, dbt=dbt)
         first = dbt.pid
         assert first is not None
-        # new rows, then none: each build compiles its own SQL (the ephemeral staging models'
-        # CTEs read the rows since this build's last one), not the last build's
+        # new rows, then none, each build from a thread of its own that then ends (as a
+        # server's would): each build compiles its own SQL (the ephemeral staging models' CTEs
+        # read the rows since this build's last one), not the last build's, in one process
         for count in (1, 1, 0):
             if count:
                 add_nights(clone, night, lake, count)
-            assert not build_marts(lake, marts, quiet=True, dbt=dbt).full_refresh
+            built: list[BuildResult] = []
+            thread = threading.Thread(target=build, args=(lake, marts, dbt, built))
+            thread.start()
+            thread.join()
+            assert len(built) == 1 and not built[0].full_refresh
             assert dbt.pid == first  # one process, one parse
 
-        # the process dies in the middle of a build: that build fails and says so, and the
-        # next one starts another process
+        # the process dies between builds (an operator's kill, the OOM killer): the next build
+        # starts another
+        os.kill(first, signal.SIGKILL)
         add_nights(clone, night, lake, 1)
-        killer = threading.Timer(1.0, os.kill, (first, signal.SIGKILL))
-        killer.start()
-        with pytest.raises(BuildError, match=r"the dbt process died \(exit -9\)"):
-            build_marts(lake, marts, quiet=True, dbt=dbt)
-        killer.join()
-        assert dbt.pid is None
-        build_marts(lake, marts, quiet=True, dbt=dbt)
+        build(lake, marts, dbt)
         second = dbt.pid
         assert second not in (None, first)
 
+        # it dies in the middle of a build: that build fails and says so, and the next one
+        # starts another process
+        add_nights(clone, night, lake, 1)
+        killer = threading.Timer(1.0, os.kill, (second, signal.SIGKILL))
+        killer.start()
+        with pytest.raises(BuildError, match=r"the dbt process died \(exit -9\)"):
+            build(lake, marts, dbt)
+        killer.join()
+        assert dbt.pid is None
+        build(lake, marts, dbt)
+        third = dbt.pid
+        assert third not in (None, first, second)
+
         # what dbt may read while it parses changed (here the environment): a new parse
         monkeypatch.setenv("CROUPIER_SOMETHING_NEW", "1")
-        build_marts(lake, marts, quiet=True, dbt=dbt)
-        assert dbt.pid not in (None, first, second)
+        build(lake, marts, dbt)
+        assert dbt.pid not in (None, first, second, third)
 
     assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
+
+
+def build(
+    lake: lakes.Lake, marts: Path, dbt: DbtWorker, into: list[BuildResult] | None = None
+) -> None:
+    """An incremental build in `dbt`'s process (its result appended to `into`)."""
+    result = build_marts(lake, marts, quiet=True, dbt=dbt)
+    if into is not None:
+        into.append(result)
 
 
 def add_nights(clone: ModuleType, night: lakes.Lake, lake: lakes.Lake, count: int) -> None:
