@@ -6,8 +6,9 @@ building its configuration schemas. A `DbtWorker` runs dbt through its Python AP
 (`dbtRunner`) in a child process that imports dbt once, parses the project once and hands every
 command a copy of that parse's nodes (dbt writes the compiled SQL into the nodes it is handed,
 so the same nodes are never handed over twice). What a command depends on decides whether
-the child may serve it: the caller's `key` (infra/marts.py: the project's files, the Python the
-models import, the environment but for the values read only while dbt runs). A new key starts
+the child may serve it: the caller's `key` (infra/marts.py: the project's files, the
+repository's packages the models import and read, the installed dbt and DuckDB, the environment
+but for the values read only while dbt runs). A new key starts
 a new child; so does a child that served RECYCLE_AFTER commands, or one that died.
 
 The child reads requests as JSON lines on its stdin and answers each with its exit code on the

@@ -173,3 +173,12 @@ def get(url: str) -> tuple[int, str]:
         return exc.code, exc.read().decode()
     except urllib.error.URLError:
         return 0, ""
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` has ended (a zombie waiting for whoever adopted it counts)."""
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "State:\tZ" in state

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.consumers.helpers import gone
+
 OPEN_SINK = (
     "import sys, pathlib\n"
     "from infra.lake import Lake\n"
@@ -156,14 +158,6 @@ def test_the_writer_keeps_the_catalog_open_between_its_transactions(tmp_path: Pa
     assert files > 0
 
 
-def _gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return True
-    return "State:\tZ" in state  # exited, waiting for whoever adopted it to reap it
-
-
 def test_a_killed_writer_leaves_no_keeper_behind_and_its_lake_opens_again(tmp_path: Path) -> None:
     from consumers.sink import LakeSink
     from infra import lake as lakes
@@ -183,14 +177,14 @@ def test_a_killed_writer_leaves_no_keeper_behind_and_its_lake_opens_again(tmp_pa
     try:
         assert writer.stdout is not None
         keeper = int(writer.stdout.readline())
-        assert not _gone(keeper)
+        assert not gone(keeper)
     finally:
         writer.kill()
         writer.wait(timeout=30)
     deadline = time.monotonic() + 30
-    while not _gone(keeper) and time.monotonic() < deadline:
+    while not gone(keeper) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _gone(keeper), "the keeper outlived its SIGKILLed writer"
+    assert gone(keeper), "the keeper outlived its SIGKILLed writer"
     sink = LakeSink(lakes.Lake(root=root))
     try:
         _commit_some(sink, root)

@@ -20,6 +20,7 @@ import pytest
 from infra import lake as lakes
 from infra.dbt_worker import DbtWorker
 from infra.marts import BuildError, BuildResult, build_marts
+from tests.consumers.helpers import gone
 from tests.dbt.conftest import settle_night
 from tests.dbt.test_build_scope import assert_equal_to_a_full_build, cloned_nights
 
@@ -111,14 +112,7 @@ def test_no_dbt_process_outlives_a_killed_builder(tmp_path: Path) -> None:
         builder.wait()
     child = int(dbt[0])
     deadline = time.monotonic() + 5
-    while Path(f"/proc/{child}").exists() and _state(child) != "Z":
+    while not gone(child):
         assert time.monotonic() < deadline, "the dbt process went on after its builder died"
         time.sleep(0.05)
     assert not (tmp_path / "marts" / "published.json").exists()
-
-
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return "X"
