@@ -41,11 +41,17 @@
         needs. -#}
     {%- set all_rows = modules.re.sub(' (and|where) lake_row_id > [0-9]+[)] dbt_subquery$',
         ') dbt_subquery', model | string) -%}
+    {%- set inserted = modules.re.search(
+        "ducklake_table_insertions[(]'[^']*', '[^']*', '([a-z_]+)', [0-9]+, [0-9]+[)]", all_rows)
+        if all_rows != model | string else none -%}
     {%- set staged = modules.re.search('__dbt__cte__(stg_lake__[a-z_]+)', all_rows)
         if all_rows != model | string else none -%}
-    {%- set table = lake_source_of(staged.group(1)) if staged else none -%}
-    {%- if table -%}
-        {%- set all_rows = all_rows | replace(staged.group(0), lake_rows(table)) -%}
+    {%- if inserted -%}
+        {%- set all_rows = all_rows | replace(inserted.group(0),
+            source('lake', inserted.group(1)) | string) -%}
+    {%- elif staged and lake_source_of(staged.group(1)) -%}
+        {%- set all_rows = all_rows | replace(staged.group(0),
+            lake_rows(lake_source_of(staged.group(1)))) -%}
     {%- endif -%}
     {{- return(all_rows) -}}
 {%- endmacro %}
@@ -58,6 +64,16 @@
     {%- set filters = [] -%}
     {%- if where -%}{%- do filters.append('(' ~ where ~ ')') -%}{%- endif -%}
     {%- if since >= 0 -%}{%- do filters.append('lake_row_id > ' ~ since) -%}{%- endif -%}
+    {%- set built = env_var('CROUPIER_LAKE_BUILT_SNAPSHOT', '') if execute else '' -%}
+    {%- set pinned = env_var('CROUPIER_LAKE_SNAPSHOT', '') if execute else '' -%}
+    {%- if since >= 0 and built and pinned and name.startswith('stg_lake__') -%}
+        {#- A staging model of the lake: its new rows are those the lake inserted after the
+            snapshot the last whole build read (whose largest row ids are the marks), read
+            with ducklake_table_insertions, which opens only their files, where a row-id
+            filter reads the row id of every row (DuckLake skips no file by row id). Its lake
+            table's columns stand for the model's, as in all_rows_of. -#}
+        {%- set relation = lake_rows(source_table, built | int + 1, pinned | int) -%}
+    {%- endif -%}
     {%- if filters -%}
         {%- do return('(select * from ' ~ relation ~ ' where ' ~ filters | join(' and ')
             ~ ') dbt_subquery') -%}
