@@ -83,7 +83,8 @@ from parsed
 {% macro new_event_fields() -%}
     {#- What an event model reads its new events from. In an incremental run of a build that
         knows the lake snapshot the last whole build read (`croupier build` passes it in
-        CROUPIER_LAKE_BUILT_SNAPSHOT when no snapshot since was expired), the events inserted
+        CROUPIER_LAKE_BUILT_SNAPSHOT when every snapshot since is kept and only added rows:
+        infra/marts.py FEED_SAFE_CHANGES), the events inserted
         after it, read with ducklake_table_insertions, which opens only their data files: a
         filter on the row id reads the row id of every event in the lake (~0.2-0.4 s per model
         on 34M events), since DuckLake does not skip files by row id. The last whole build
