@@ -268,3 +268,35 @@ def test_the_lake_away_leaves_a_warning_in_the_panel_and_the_rest_of_the_page(
     at.run()
     _nothing_wrong(at)
     assert not [w for w in at.warning if w.value.startswith("Live violations unavailable")]
+
+
+def test_a_violation_deleted_from_the_lake_since_the_build_leaves_the_panel(env: Stores) -> None:
+    """The lake's change feed still lists a row inserted and then deleted. After an operator
+    deletes a critical violation committed since the build, the panel reads the rows added since
+    from the table itself: the deleted one goes, the other stays."""
+    lake = lakes.Lake(root=env.lake)
+    kept = commit_critical(lake, nth=7)
+    deleted = commit_critical(lake, nth=8)
+    everything = data.Filters(start=date(2020, 1, 1), end=date(2020, 1, 1))
+
+    def shown() -> set[str]:
+        with data.viewing_as(auth.GRANTS[auth.Role.MANAGER]):
+            return set(data.live_critical_violations(everything, env.built_from).rows["round_id"])
+
+    deadline = time.monotonic() + LIVE_SECONDS
+    while not {kept.round_id, deleted.round_id} <= shown() and time.monotonic() < deadline:
+        time.sleep(0.25)
+    assert {kept.round_id, deleted.round_id} <= shown()
+    con = lakes.connect(lake)
+    try:
+        con.execute(
+            "DELETE FROM violations WHERE round_id = ? AND rule_id = ?",
+            [deleted.round_id, deleted.rule_id],
+        )
+    finally:
+        con.close()
+    deadline = time.monotonic() + LIVE_SECONDS
+    while deleted.round_id in shown() and time.monotonic() < deadline:
+        time.sleep(0.25)
+    now = shown()
+    assert deleted.round_id not in now and kept.round_id in now
