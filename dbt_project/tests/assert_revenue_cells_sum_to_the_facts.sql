@@ -40,9 +40,8 @@ positions as (  -- the band: rounds whose every player position the game valued
     from (
         select any_value(p.gaming_date) as gaming_date, sum(p.wager_cents) as handle_cents
         from {{ ref('fct_positions') }} as p
-        left join {{ ref('int_position_expectations') }} as e
+        left join {{ position_expectations('gaming_date in ' ~ days) }} as e
             on e.round_id = p.round_id and e.seat = {{ player_seat('p') }}
-            and e.note is null
         where p.wager_cents > 0 and p.gaming_date in {{ days }}
         group by p.round_id
         having count(*) = count(e.round_id)

@@ -15,10 +15,10 @@
 -- A round with a position the game could not value (bad data, a player-banker) is left out and
 -- counted in untested_rounds. Incremental by day (every figure and alert is within a casino
 -- day): a build recomputes and replaces only the days that received new positions.
+{%- set affected = affected_days('fct_positions') %}
 with expected as (
     select round_id, seat, expected_house_cents, round_variance
-    from {{ ref('int_position_expectations') }}
-    where note is null
+    from {{ position_expectations(affected) }}
 ),
 
 positions as (
@@ -26,7 +26,7 @@ positions as (
     from {{ ref('fct_positions') }} as p
     left join expected as e
         on e.round_id = p.round_id and e.seat = {{ player_seat('p') }}
-    where p.wager_cents > 0 and {{ affected_days('fct_positions') }}
+    where p.wager_cents > 0 and {{ affected }}
 ),
 
 rounds as (

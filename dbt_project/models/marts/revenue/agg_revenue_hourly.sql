@@ -35,9 +35,8 @@ positions as (
         any_value(e.round_variance)::decimal(38, 6) as band_variance_cents2,
         count(*) = count(e.round_id) as valued
     from {{ ref('fct_positions') }} as p
-    left join {{ ref('int_position_expectations') }} as e
+    left join {{ position_expectations(affected) }} as e
         on e.round_id = p.round_id and e.seat = {{ player_seat('p') }}
-        and e.note is null
     where p.wager_cents > 0 and {{ affected }}
     group by p.round_id
     having valued
