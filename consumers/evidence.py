@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from consumers.increments import source_version
 from consumers.schema import EVALUATED_ROUNDS, EVALUATION_TABLES, TABLES
-from infra.marts import RE_EVALUATE
+from infra.marts import BUILT_SNAPSHOT, LAKE_SNAPSHOT, RE_EVALUATE
 
 
 def model(dbt: Any, session: Any, positions: Any, evaluation: str, mark: int) -> Any:
@@ -58,11 +58,12 @@ def model(dbt: Any, session: Any, positions: Any, evaluation: str, mark: int) ->
         names = ", ".join(c.name for c in columns)
         rows = rows.union(
             session.sql(
-                f"SELECT {names} FROM lake.main.{table} JOIN evidence_new_rounds USING (round_id)"
+                f"SELECT {names} FROM {_stored(table, mark)} "
+                "JOIN evidence_new_rounds USING (round_id)"
             )
         )
         left += (
-            f" WHERE round_id NOT IN (SELECT round_id FROM lake.main.{EVALUATED_ROUNDS} "
+            f" WHERE round_id NOT IN (SELECT round_id FROM {_stored(EVALUATED_ROUNDS, mark)} "
             f"WHERE evaluation = '{evaluation}')"
         )
     if session.sql(f"SELECT count(*) FROM ({left})").fetchone()[0]:
@@ -75,6 +76,20 @@ def model(dbt: Any, session: Any, positions: Any, evaluation: str, mark: int) ->
             pa.concat_tables([rows.to_arrow_table().cast(found.schema), found])
         )
     return rows.join(session.view("evidence_new_rounds"), "round_id")
+
+
+def _stored(table: str, mark: int) -> str:
+    """The rows of `croupier evidence`'s lake `table` a build with watermark `mark` may need:
+    in an incremental build on a lake that only grew since the last whole build
+    (CROUPIER_LAKE_BUILT_SNAPSHOT, infra/marts.py), those inserted since, read through the
+    change feed (their files alone, not all rows: 0.1 s less per table at a million rounds);
+    else all of them. A round settled since that build is evaluated after its settlement, so
+    its rows are among those inserted since; a round whose rows are older is evaluated here
+    again by the same function (slower, the same rows)."""
+    since, until = os.environ.get(BUILT_SNAPSHOT, ""), os.environ.get(LAKE_SNAPSHOT, "")
+    if mark < 0 or not since or not until or int(since) >= int(until):
+        return f"lake.main.{table}"
+    return f"ducklake_table_insertions('lake', 'main', '{table}', {int(since) + 1}, {int(until)})"
 
 
 def _lake_has(session: Any, *tables: str) -> bool:

@@ -159,6 +159,8 @@ def connect_marts(
 
 # Set for dbt by a build that evaluates every round again (consumers/evidence.py reads it).
 RE_EVALUATE = "CROUPIER_RE_EVALUATE"
+# The lake snapshot a build reads (pinned: every model and test reads the same one).
+LAKE_SNAPSHOT = "CROUPIER_LAKE_SNAPSHOT"
 # The lake snapshot the last whole build read, when the lake still has every snapshot since.
 BUILT_SNAPSHOT = "CROUPIER_LAKE_BUILT_SNAPSHOT"
 
@@ -379,7 +381,7 @@ def _code_signature() -> str:
 # What dbt uses from the environment only while it runs (macros under `execute`, the Python
 # models), never to parse: a new value needs no new parse (infra/dbt_worker.py).
 PER_BUILD = (
-    "CROUPIER_LAKE_SNAPSHOT", "CROUPIER_TESTED_UP_TO", BUILT_SNAPSHOT, RE_EVALUATE,
+    LAKE_SNAPSHOT, "CROUPIER_TESTED_UP_TO", BUILT_SNAPSHOT, RE_EVALUATE,
 )  # fmt: skip
 
 
@@ -464,7 +466,7 @@ def build_marts(
         "CROUPIER_LAKE_DATA_PATH": lake.data_location,
         "CROUPIER_S3_SETTINGS": json.dumps(s3_settings),
         "CROUPIER_MARTS_PATH": str(marts.resolve()),
-        "CROUPIER_LAKE_SNAPSHOT": str(state.snapshot_id),
+        LAKE_SNAPSHOT: str(state.snapshot_id),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
     }
     env.pop("CROUPIER_TESTED_UP_TO", None)
