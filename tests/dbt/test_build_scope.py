@@ -294,3 +294,49 @@ def test_rows_added_and_deleted_since_the_last_build_are_no_new_rows(tmp_path: P
         "row_contract_stg_lake__violations": True,
     }
     assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
+
+
+def test_late_tray_events_regroup_the_table_sessions_as_a_full_build_would(tmp_path: Path) -> None:
+    # fct_table_sessions replaces only the sessions from each table's first change on. Rounds
+    # belong to sessions by time, so a late opening count (sent last, dated inside an old
+    # session) takes that session's later rounds into a new session, and a late fill changes
+    # a session's tray: the marts still equal a full build's, and the sessions of the other
+    # tables are kept as they were.
+    clone, night, lake = cloned_nights(tmp_path, seed=17, count=2)
+    marts = tmp_path / "marts"
+    build_marts(lake, marts, quiet=True)
+    sessions = "SELECT * FROM fct_table_sessions ORDER BY session_id"
+    before = marts_rows(marts, sessions)
+    con = lakes.connect(lake)
+    try:
+        [(table_id, late)] = con.execute(  # a quarter into the first night's rounds
+            "SELECT table_id, quantile_disc(occurred_at, 0.25) FROM events "
+            "WHERE event_type = 'round_started' GROUP BY ALL ORDER BY table_id LIMIT 1"
+        ).fetchall()
+        fill = (  # a fill of S/ 1,000 made of the opening count's event
+            ", 'fill_recorded' AS event_type, json_merge_patch(payload, '{\"event_type\": "
+            "\"fill_recorded\", \"amount_cents\": 100000, \"kind\": null}') AS payload"
+        )
+        for suffix, replace, at in (
+            ("-late", "", late),  # an opening count
+            ("-fill", fill, late + timedelta(minutes=1)),
+        ):
+            con.execute(
+                f"INSERT INTO events SELECT * REPLACE (event_id || '{suffix}' AS event_id, "
+                "(SELECT max(seq) + 1 FROM events WHERE table_id = $table) AS seq, "
+                f"$at::TIMESTAMPTZ AS occurred_at{replace}) FROM events WHERE table_id = $table "
+                "AND event_type = 'inventory_counted' AND (payload->>'$.kind') = 'opening' "
+                "ORDER BY seq LIMIT 1",
+                {"table": table_id, "at": at},
+            )
+        added = "SELECT count(*) FROM events WHERE event_id LIKE '%-late' OR event_id LIKE '%-fill'"
+        assert con.execute(added).fetchone() == (2,)
+    finally:
+        con.close()
+    clone.clone_nights(night, lake, first=2, count=1, evidence=False)
+    build_marts(lake, marts, quiet=True)
+    after = marts_rows(marts, sessions)
+    assert len(after) > len(before) + 1  # the late opening's session and the new night's
+    kept = [row for row in before if row[1] != table_id]
+    assert set(kept) <= set(after)  # the other tables' sessions as they were
+    assert_equal_to_a_full_build(marts, lake, tmp_path / "full")

@@ -1,10 +1,75 @@
+{{ config(materialized='incremental', incremental_strategy='delete+insert',
+    unique_key='session_id') }}
+
 -- Table accounting per session (DEF-ACC1): win = closing inventory + credits + drop - opening
 -- inventory - fills; hold % = win / drop. Beside it, what the settlements say the house won
 -- at that table in the same session, and the theoretical win (DEF-ACC2). A session still open
 -- (no closing count yet) has no win.
-with sessions as (
+-- Incremental: rounds belong to sessions by time, so a build replaces, per table, the session
+-- in play just before the table's first change and every later one, each from all its rounds
+-- as a whole build does. A change is a round the last build had not read (above its marks,
+-- macros/tested_rows.sql), or a session whose tray story is new or differs from this table's
+-- (a late fill; a late opening count, which starts a session and renumbers the later ones),
+-- at its opening in either. (Rows the lake deleted since need a full refresh, as everywhere.)
+with all_sessions as (
     select * from {{ ref('int_table_sessions') }}
 ),
+
+{% if is_incremental() %}
+{%- set tray_columns = 'session_id, table_id, game, casino_id, session_no, opened_at,
+        counted_closed_at, table_closed_at, opening_inventory_cents, closing_inventory_cents,
+        fills_cents, credits_cents, drop_cents, fills, credits, drops' %}
+changes as (
+    select table_id, min(changed_at) as changed_at
+    from (
+        select table_id, opened_at as changed_at from (
+            select {{ tray_columns }} from all_sessions
+            except
+            select {{ tray_columns }} from {{ this }}
+        )
+        union all
+        select table_id, opened_at from (
+            select {{ tray_columns }} from {{ this }}
+            except
+            select {{ tray_columns }} from all_sessions
+        )
+        union all
+        select table_id, started_at from {{ ref('fct_rounds') }}
+        where lake_row_id > {{ tested_up_to('rounds') }}
+    )
+    group by table_id
+),
+
+firsts as (
+    select
+        c.table_id,
+        coalesce(max(s.opened_at) filter (where s.opened_at < c.changed_at), c.changed_at)
+            as from_at
+    from changes as c
+    left join all_sessions as s on s.table_id = c.table_id
+    group by c.table_id, c.changed_at
+),
+
+sessions as (
+    select s.*
+    from all_sessions as s
+    inner join firsts as f on f.table_id = s.table_id and s.opened_at >= f.from_at
+),
+
+rounds as (
+    select r.*
+    from {{ ref('fct_rounds') }} as r
+    inner join firsts as f on f.table_id = r.table_id and r.started_at >= f.from_at
+),
+{% else %}
+sessions as (
+    select * from all_sessions
+),
+
+rounds as (
+    select * from {{ ref('fct_rounds') }}
+),
+{% endif %}
 
 -- each round belongs to the table's last session opened before it started
 settled as (
@@ -15,8 +80,8 @@ settled as (
         sum(r.settled_house_result_cents)::bigint as settled_house_result_cents,
         sum(r.commission_cents)::bigint as commission_cents,
         sum(r.theoretical_win_cents)::decimal(20, 6) as theoretical_win_cents
-    from {{ ref('fct_rounds') }} as r
-    asof inner join sessions as s
+    from rounds as r
+    asof inner join all_sessions as s
         on s.table_id = r.table_id and r.started_at >= s.opened_at
     group by s.session_id
 )
