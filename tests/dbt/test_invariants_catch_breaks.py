@@ -159,6 +159,29 @@ def test_singular_tests_fail_on_broken_invariants_and_a_replaced_lake_is_rebuilt
     assert builds == (1,)
 
 
+def test_a_late_meter_movement_is_tested_with_the_movements_after_it(tmp_path: Path) -> None:
+    # The meter test reads only the movements not yet tested and those after them: a late
+    # contribution, dated between two movements already tested and consistent with the one
+    # before it, leaves the meter 10 soles above where the next one starts. Only that next,
+    # already tested movement shows the jump, and the incremental build fails on it.
+    lake = settle_night(tmp_path / "a", tables=1, hours=2.0, seed=11)
+    marts = tmp_path / "marts"
+    build_marts(lake, marts, quiet=True)
+    con = lakes.connect(lake)
+    try:
+        con.execute(
+            "INSERT INTO jackpot_ledger SELECT * REPLACE (entry_no + 100 AS entry_no, "
+            "meter_after_cents AS meter_before_cents, meter_after_cents + 1000 AS "
+            "meter_after_cents, occurred_at + INTERVAL 1 MILLISECOND AS occurred_at) "
+            "FROM jackpot_ledger WHERE kind = 'contribution' ORDER BY occurred_at LIMIT 1 OFFSET 10"
+        )
+    finally:
+        con.close()
+    with pytest.raises(BuildError):
+        build_marts(lake, marts, quiet=True)
+    assert "assert_meter_never_drops_without_hit" in failed_tests(marts)
+
+
 def test_build_without_a_lake_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["build", "--lake", str(tmp_path / "nowhere")])
     assert result.exit_code == 2
