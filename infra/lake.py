@@ -44,6 +44,24 @@ _EXTENSIONS = {
 }
 
 
+# The changes (DuckLake's snapshots().changes keys) after which the change feed still lists
+# exactly the rows added since: rows inserted (in files or inlined in the catalog), inlined
+# rows flushed to files, files merged, columns or tables or views added. Any other (a delete,
+# an update, a drop, or a kind DuckLake adds later) sends a build to the row ids.
+FEED_SAFE_CHANGES = (
+    "tables_inserted_into", "inlined_insert", "flushed_inlined", "merge_adjacent",
+    "tables_altered", "tables_created", "schemas_created", "views_created", "views_altered",
+)  # fmt: skip
+
+
+def only_added_rows() -> str:
+    """SQL true for a row of `<lake>.snapshots()` whose changes are all FEED_SAFE_CHANGES: over
+    snapshots that all are, the change feed lists exactly the rows added (it still lists a row
+    inserted and then deleted)."""
+    safe = ", ".join(f"'{change}'" for change in FEED_SAFE_CHANGES)
+    return f"coalesce(list_has_all([{safe}], map_keys(changes)), false)"
+
+
 # What a losing process of a race to create a PostgreSQL catalog's tables is told.
 _CREATION_RACE = ("already exists", "duplicate key value")
 

@@ -167,14 +167,6 @@ BUILT_SNAPSHOT = "CROUPIER_LAKE_BUILT_SNAPSHOT"
 # The lake tables whose rows the marts are built from incrementally (their row ids are the
 # watermarks of incremental models and tests, dbt_project/macros/tested_rows.sql).
 SOURCES = ("events", "settlements", "rounds", "violations", "jackpot_ledger")
-# The changes (DuckLake's snapshots().changes keys) after which the change feed still lists
-# exactly the rows added since: rows inserted (in files or inlined in the catalog), inlined
-# rows flushed to files, files merged, columns or tables or views added. Any other (a delete,
-# an update, a drop, or a kind DuckLake adds later) sends the build to the row ids.
-FEED_SAFE_CHANGES = (
-    "tables_inserted_into", "inlined_insert", "flushed_inlined", "merge_adjacent",
-    "tables_altered", "tables_created", "schemas_created", "views_created", "views_altered",
-)  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,7 +177,7 @@ class LakeState:
     created_at: datetime  # the lake's creation (infra.binding): tells a recreated lake apart
     max_row_ids: dict[str, int]  # per source table, at `snapshot_id`
     # `since` (the snapshot the last whole build read) if the lake still has every snapshot
-    # from it to `snapshot_id` and each of them only added rows (FEED_SAFE_CHANGES): its
+    # from it to `snapshot_id` and each of them only added rows (lake.FEED_SAFE_CHANGES): its
     # change feed (ducklake_table_insertions) then tells every row inserted after it; an
     # expired snapshot between leaves rows it cannot attribute, and the feed still lists a row
     # inserted and then deleted (an operator's repair): the build then picks new rows by row id
@@ -231,10 +223,9 @@ def _lake_state(lake: lakes.Lake, at: int | None = None, since: int | None = Non
         if since is not None and since <= snapshot:
             kept = con.execute(
                 "SELECT count(*), count(*) FILTER (WHERE snapshot_id > ? AND NOT "
-                "coalesce(list_has_all(?, map_keys(changes)), false)) "
-                f"FROM {lakes.LAKE_ALIAS}.snapshots() "
+                f"{lakes.only_added_rows()}) FROM {lakes.LAKE_ALIAS}.snapshots() "
                 "WHERE snapshot_id BETWEEN ? AND ?",
-                [since, list(FEED_SAFE_CHANGES), since, snapshot],
+                [since, since, snapshot],
             ).fetchone()
             if kept is not None and kept[0] == snapshot - since + 1 and kept[1] == 0:
                 unbroken = since

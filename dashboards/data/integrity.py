@@ -23,7 +23,7 @@ from dashboards.data.core import (
 )
 from dashboards.data.prose import explain
 from dashboards.rule_texts import text_of
-from infra.marts import FEED_SAFE_CHANGES
+from infra.lake import only_added_rows
 
 ViolationBreakdown = Literal["rule", "severity", "dealer", "table", "day"]
 _VIOLATION_KEYS = {
@@ -122,8 +122,8 @@ def live_critical_violations(f: Filters, since: int, *, limit: int = LIVE_LIMIT)
     source = "lake.table_insertions('violations', ?, ?)"
     if _lake_frame(  # a delete since the build? (the catalog alone answers)
         "SELECT count(*) AS n FROM lake.snapshots() WHERE snapshot_id BETWEEN ? AND ? "
-        "AND NOT coalesce(list_has_all(?, map_keys(changes)), false)",
-        [since + 1, until, FEED_SAFE_CHANGES],
+        f"AND NOT {only_added_rows()}",
+        [since + 1, until],
     )["n"].iloc[0]:
         # The change feed still lists a row inserted and then deleted (an operator's repair):
         # the rows added since the build are then read from the table at `until`.
