@@ -23,3 +23,17 @@
     {%- endfor -%}
     {{- '(' ~ (listed | join(', ') if listed else 'null') ~ ')' -}}
 {%- endmacro %}
+
+{% macro from_the_one_before(firsts, rows, column) -%}
+    {#- Per table of `firsts` (table_id, first_change: the `column` value of its first change),
+        where its ordered rows must be read again from (`from_value`): the largest `column` of
+        `rows` (a relation with table_id) below its first change, or the first change itself
+        when none is. From there each row is read beside the one before it. -#}
+    select
+        f.table_id,
+        coalesce(max(r.{{ column }}) filter (where r.{{ column }} < f.first_change),
+            f.first_change) as from_value
+    from {{ firsts }} as f
+    left join {{ rows }} as r on r.table_id = f.table_id
+    group by f.table_id, f.first_change
+{%- endmacro %}

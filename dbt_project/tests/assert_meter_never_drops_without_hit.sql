@@ -7,7 +7,7 @@
 -- Only the rows not yet tested and those after them, each beside the one before it: per table,
 -- from the row before its first new movement (and reading) on (everything on a full test).
 with new_movements as (
-    select table_id, min(occurred_at) as first_at
+    select table_id, min(occurred_at) as first_change
     from {{ ref('fct_progressive_ledger') }}
     where lake_row_id > {{ tested_up_to('jackpot_ledger') }}
     group by table_id
@@ -16,13 +16,7 @@ with new_movements as (
 -- rows of one instant are ordered by round and entry: from the instant before the first new
 -- movement, the row before it is always in
 ledger_from as (
-    select
-        n.table_id,
-        coalesce(max(l.occurred_at) filter (where l.occurred_at < n.first_at), n.first_at)
-            as from_at
-    from new_movements as n
-    left join {{ ref('fct_progressive_ledger') }} as l on l.table_id = n.table_id
-    group by n.table_id, n.first_at
+    {{ from_the_one_before('new_movements', ref('fct_progressive_ledger'), 'occurred_at') }}
 ),
 
 ledger as (
@@ -31,7 +25,7 @@ ledger as (
         lag(l.meter_after_cents) over w as previous_after_cents,
         lag(l.occurred_at) over w as previous_at
     from {{ ref('fct_progressive_ledger') }} as l
-    inner join ledger_from as f on f.table_id = l.table_id and l.occurred_at >= f.from_at
+    inner join ledger_from as f on f.table_id = l.table_id and l.occurred_at >= f.from_value
     window w as (partition by l.table_id order by l.occurred_at, l.round_id, l.entry_no)
 ),
 
@@ -57,19 +51,14 @@ ledger_breaks as (
 ),
 
 new_readings as (
-    select table_id, min(seq) as first_seq
+    select table_id, min(seq) as first_change
     from {{ ref('int_meter_readings') }}
     where lake_row_id > {{ tested_up_to('events') }}
     group by table_id
 ),
 
 readings_from as (
-    select
-        n.table_id,
-        coalesce(max(r.seq) filter (where r.seq < n.first_seq), n.first_seq) as from_seq
-    from new_readings as n
-    left join {{ ref('int_meter_readings') }} as r on r.table_id = n.table_id
-    group by n.table_id, n.first_seq
+    {{ from_the_one_before('new_readings', ref('int_meter_readings'), 'seq') }}
 ),
 
 readings as (
@@ -77,7 +66,7 @@ readings as (
         r.*,
         lag(r.meter_cents) over (partition by r.table_id order by r.seq) as previous_cents
     from {{ ref('int_meter_readings') }} as r
-    inner join readings_from as f on f.table_id = r.table_id and r.seq >= f.from_seq
+    inner join readings_from as f on f.table_id = r.table_id and r.seq >= f.from_value
 ),
 
 meter_hits as (

@@ -20,7 +20,7 @@ with all_sessions as (
         counted_closed_at, table_closed_at, opening_inventory_cents, closing_inventory_cents,
         fills_cents, credits_cents, drop_cents, fills, credits, drops' %}
 changes as (
-    select table_id, min(changed_at) as changed_at
+    select table_id, min(changed_at) as first_change
     from (
         select table_id, opened_at as changed_at from (
             select {{ tray_columns }} from all_sessions
@@ -41,25 +41,19 @@ changes as (
 ),
 
 firsts as (
-    select
-        c.table_id,
-        coalesce(max(s.opened_at) filter (where s.opened_at < c.changed_at), c.changed_at)
-            as from_at
-    from changes as c
-    left join all_sessions as s on s.table_id = c.table_id
-    group by c.table_id, c.changed_at
+    {{ from_the_one_before('changes', 'all_sessions', 'opened_at') }}
 ),
 
 sessions as (
     select s.*
     from all_sessions as s
-    inner join firsts as f on f.table_id = s.table_id and s.opened_at >= f.from_at
+    inner join firsts as f on f.table_id = s.table_id and s.opened_at >= f.from_value
 ),
 
 rounds as (
     select r.*
     from {{ ref('fct_rounds') }} as r
-    inner join firsts as f on f.table_id = r.table_id and r.started_at >= f.from_at
+    inner join firsts as f on f.table_id = r.table_id and r.started_at >= f.from_value
 ),
 {% else %}
 sessions as (
