@@ -58,7 +58,7 @@ def test_one_dbt_process_builds_what_a_new_process_per_build_builds(
         # it dies in the middle of a build: that build fails and says so, and the next one
         # starts another process
         add_nights(clone, night, lake, 1)
-        killer = threading.Timer(1.0, os.kill, (second, signal.SIGKILL))
+        killer = threading.Thread(target=kill_once_building, args=(marts, second))
         killer.start()
         with pytest.raises(BuildError, match=r"the dbt process died \(exit -9\)"):
             build(lake, marts, dbt)
@@ -83,6 +83,18 @@ def build(
     result = build_marts(lake, marts, quiet=True, dbt=dbt)
     if into is not None:
         into.append(result)
+
+
+def kill_once_building(marts: Path, pid: int) -> None:
+    """SIGKILL `pid` once the build it runs has started its first node (dbt's log says so): a
+    fixed delay let a build that had become faster end first."""
+    log = marts / "_dbt" / "logs" / "dbt.log"
+    start = log.stat().st_size
+    deadline = time.monotonic() + 60
+    while b" START " not in log.read_bytes()[start:]:
+        assert time.monotonic() < deadline, "the build started no node"
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
 
 
 def add_nights(clone: ModuleType, night: lakes.Lake, lake: lakes.Lake, count: int) -> None:
