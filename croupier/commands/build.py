@@ -77,7 +77,8 @@ def build(
     Runs `dbt build` (seeds, models, generic, singular and unit tests) of dbt_project/ on the
     lake pinned at its current snapshot, so the whole build sees one consistent state while the
     consumer keeps writing. Incremental models only read rows new since the last build; a lake
-    created anew since then triggers a full refresh, which reads the hold and hole-carding
+    created anew since then, or one that deleted or updated rows since, triggers a full
+    refresh, which reads the hold and hole-carding
     evaluations `croupier evidence` stored like any build (--re-evaluate: computes them all
     again). A build that passes publishes its marts
     snapshot in <marts>/published.json; readers see that build's marts, whole, meanwhile and
