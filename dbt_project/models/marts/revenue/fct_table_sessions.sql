@@ -16,9 +16,9 @@ with all_sessions as (
 ),
 
 {% if is_incremental() %}
-{%- set tray_columns = 'session_id, table_id, game, casino_id, session_no, opened_at,
-        counted_closed_at, table_closed_at, opening_inventory_cents, closing_inventory_cents,
-        fills_cents, credits_cents, drop_cents, fills, credits, drops' %}
+{#- every column of a session's tray story, as int_table_sessions has them -#}
+{%- set tray_columns = adapter.get_columns_in_relation(ref('int_table_sessions'))
+    | map(attribute='name') | join(', ') %}
 changes as (
     select table_id, min(changed_at) as first_change
     from (
