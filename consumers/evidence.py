@@ -85,7 +85,9 @@ def _stored(table: str, mark: int) -> str:
     change feed (their files alone, not all rows: 0.1 s less per table at a million rounds);
     else all of them. A round settled since that build is evaluated after its settlement, so
     its rows are among those inserted since; a round whose rows are older is evaluated here
-    again by the same function (slower, the same rows)."""
+    again by the same function (slower, the same rows). The dbt macro `lake_rows`
+    (dbt_project/macros/incremental.sql) reads the SQL models' lake rows the same way: change
+    the two together."""
     since, until = os.environ.get(BUILT_SNAPSHOT, ""), os.environ.get(LAKE_SNAPSHOT, "")
     if mark < 0 or not since or not until or int(since) >= int(until):
         return f"lake.main.{table}"

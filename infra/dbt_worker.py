@@ -25,6 +25,7 @@ import copy
 import dataclasses
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -39,7 +40,7 @@ RECYCLE_AFTER = 50
 
 
 class DbtWorkerError(RuntimeError):
-    """The dbt process died or could not start."""
+    """The dbt process died, could not start, or ran past its time and was killed."""
 
 
 class DbtWorker:
@@ -64,11 +65,19 @@ class DbtWorker:
         self.close()
 
     def run(
-        self, args: Sequence[str], *, parse: Sequence[str], env: Mapping[str, str], key: str
+        self,
+        args: Sequence[str],
+        *,
+        parse: Sequence[str],
+        env: Mapping[str, str],
+        key: str,
+        timeout: float | None = None,
     ) -> int:
         """Run `dbt <args>` with `env` as its whole environment; `parse`: the arguments of
         `dbt parse` that read this project (project, profiles, target and log paths). Returns
-        dbt's exit code: 0 passed, 1 a model or test failed, 2 dbt could not run."""
+        dbt's exit code: 0 passed, 1 a model or test failed, 2 dbt could not run. A command
+        that has not answered within `timeout` seconds (a hung dbt, a lock never released) is
+        killed with its process, and raises DbtWorkerError; the next command starts another."""
         key = json.dumps([key, list(parse)])
         if self._child is not None and (
             key != self._key or self._served >= RECYCLE_AFTER or self._child.poll() is not None
@@ -82,10 +91,15 @@ class DbtWorker:
         try:
             child.stdin.write(request.encode() + b"\n")
             child.stdin.flush()
+            if timeout is not None and not select.select([replies], [], [], timeout)[0]:
+                self.close(kill=True)
+                raise DbtWorkerError(
+                    f"dbt ran longer than {timeout:g} s: killed, with the command in flight"
+                )
             reply = replies.readline()
         except OSError:  # its end of the pipe is closed: it is gone
             reply = b""
-        except BaseException:  # interrupted: the build in flight goes with the child
+        except BaseException:  # interrupted, or past its time: the build goes with the child
             self.close(kill=True)
             raise
         self._served += 1

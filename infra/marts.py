@@ -396,6 +396,7 @@ def build_marts(
     project_dir: Path = PROJECT_DIR,
     re_evaluate: bool = False,
     dbt: DbtWorker | None = None,
+    timeout: float | None = None,
 ) -> BuildResult:
     """Run `dbt <command>` (build: seeds, models, tests) of `project_dir` on the lake pinned at
     its current snapshot (or `lake_snapshot`), into the marts store, and publish the marts to
@@ -404,7 +405,8 @@ def build_marts(
     models from scratch. `re_evaluate` (a full refresh): the hold and
     hole-carding evaluations of every round are computed again from the events, none of
     `croupier evidence`'s stored rows read (consumers/evidence.py). `dbt`: the dbt process to
-    run it in, kept by a builder between builds (else one for this build alone)."""
+    run it in, kept by a builder between builds (else one for this build alone). A dbt that
+    has not ended within `timeout` seconds is killed, and the build fails unpublished."""
     if not lake.exists:
         raise lakes.LakeError(
             f"no lake at {lake.where}: run `croupier lake init` or `croupier demo`"
@@ -491,7 +493,7 @@ def build_marts(
     started = time.monotonic()
     try:
         with contextlib.nullcontext(dbt) if dbt is not None else DbtWorker() as worker:
-            code = worker.run(args, parse=parse, env=env, key=key)
+            code = worker.run(args, parse=parse, env=env, key=key, timeout=timeout)
     except DbtWorkerError as exc:
         raise BuildError(f"dbt {command} failed: {exc}; see {work / 'logs' / 'dbt.log'}") from None
     seconds = time.monotonic() - started

@@ -53,6 +53,14 @@ if TYPE_CHECKING:
     help="Build again every SECONDS until stopped (a failed build is reported, then retried).",
 )
 @click.option(
+    "--timeout",
+    type=FiniteRange(min=1, max=86_400),
+    default=None,
+    metavar="SECONDS",
+    help="Kill a build that runs longer than SECONDS (a hung dbt) and report it failed, its "
+    "marts unpublished; with --every, the next build comes at the next interval. Default: none.",
+)
+@click.option(
     "--metrics-port",
     type=click.IntRange(0, 65535),
     default=None,
@@ -69,6 +77,7 @@ def build(
     select: str | None,
     quiet: bool,
     every: float | None,
+    timeout: float | None,
     metrics_port: int | None,
     metrics_host: str,
 ) -> None:
@@ -99,7 +108,7 @@ def build(
             try:
                 result = build_marts(
                     store, marts, full_refresh=full_refresh, select=select, quiet=quiet,
-                    re_evaluate=re_evaluate, dbt=dbt,
+                    re_evaluate=re_evaluate, dbt=dbt, timeout=timeout,
                 )  # fmt: skip
             except (BuildError, lakes.LakeError) as exc:
                 click.echo(f"error: {exc}", err=True)

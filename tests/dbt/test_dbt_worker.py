@@ -128,3 +128,32 @@ def test_no_dbt_process_outlives_a_killed_builder(tmp_path: Path) -> None:
         assert time.monotonic() < deadline, "the dbt process went on after its builder died"
         time.sleep(0.05)
     assert not (tmp_path / "marts" / "published.json").exists()
+
+
+def test_a_build_past_its_timeout_is_killed_and_fails_unpublished(tmp_path: Path) -> None:
+    # A hung dbt (a lock never released, a query that never ends) would hold a running builder
+    # for ever. A build takes seconds (dbt starts, then runs every model and test), so a
+    # timeout of 1 s, or of 0.2 s with dbt already started, is one it runs past, as a hung
+    # build would: it is killed, fails with a clear error, publishes nothing, and the next
+    # build runs in a new dbt process.
+    lake = settle_night(tmp_path / "night", tables=1, hours=0.5, seed=14)
+    marts = tmp_path / "marts"
+    command = [sys.executable, "-m", "croupier", "build", "--lake", str(lake.root),
+               "--marts", str(marts), "--quiet"]  # fmt: skip
+    once = subprocess.run([*command, "--timeout", "1"], capture_output=True, text=True)
+    assert once.returncode == 1, once.stderr
+    assert "error: dbt build failed: dbt ran longer than 1 s: killed" in once.stderr
+    assert not (marts / "published.json").exists()
+
+    with DbtWorker() as dbt:
+        build_marts(lake, marts, quiet=True, dbt=dbt)
+        published = (marts / "published.json").read_bytes()
+        hung = dbt.pid
+        assert hung is not None
+        with pytest.raises(BuildError, match=r"dbt ran longer than 0.2 s: killed"):
+            build_marts(lake, marts, quiet=True, dbt=dbt, timeout=0.2)
+        assert dbt.pid is None and gone(hung)
+        assert (marts / "published.json").read_bytes() == published
+        build_marts(lake, marts, quiet=True, dbt=dbt, timeout=600)
+        assert dbt.pid not in (None, hung)
+    assert (marts / "published.json").read_bytes() != published
