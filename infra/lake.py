@@ -47,18 +47,29 @@ _EXTENSIONS = {
 # The changes (DuckLake's snapshots().changes keys) after which the change feed still lists
 # exactly the rows added since: rows inserted (in files or inlined in the catalog), inlined
 # rows flushed to files, files merged, columns or tables or views added. Any other (a delete,
-# an update, a drop, or a kind DuckLake adds later) sends a build to the row ids.
+# an update, a drop, or a kind DuckLake adds later) may leave in the feed a row the lake no
+# longer holds.
 FEED_SAFE_CHANGES = (
     "tables_inserted_into", "inlined_insert", "flushed_inlined", "merge_adjacent",
     "tables_altered", "tables_created", "schemas_created", "views_created", "views_altered",
 )  # fmt: skip
+# Those after which, moreover, the lake still holds every row it held before, as it was, under
+# the same row id: what an incremental build needs of the rows it has read. Not a table
+# altered or created: DuckLake records a column dropped and added back with a default (a new
+# value in every old row) as `tables_altered`, and a table renamed away and created again
+# empty (its row ids from 0 again) as `tables_created`. The consumer's own DDL is a no-op, no
+# snapshot, once its tables exist.
+ROWS_KEPT_CHANGES = tuple(
+    change for change in FEED_SAFE_CHANGES if change not in ("tables_altered", "tables_created")
+)
 
 
-def only_added_rows() -> str:
-    """SQL true for a row of `<lake>.snapshots()` whose changes are all FEED_SAFE_CHANGES: over
-    snapshots that all are, the change feed lists exactly the rows added (it still lists a row
-    inserted and then deleted)."""
-    safe = ", ".join(f"'{change}'" for change in FEED_SAFE_CHANGES)
+def only_added_rows(changes: tuple[str, ...] = FEED_SAFE_CHANGES) -> str:
+    """SQL true for a row of `<lake>.snapshots()` whose changes are all among `changes`: over
+    snapshots that all are FEED_SAFE_CHANGES, the change feed lists exactly the rows added (it
+    still lists a row inserted and then deleted); ROWS_KEPT_CHANGES, and every row read before
+    is still there as it was."""
+    safe = ", ".join(f"'{change}'" for change in changes)
     return f"coalesce(list_has_all([{safe}], map_keys(changes)), false)"
 
 

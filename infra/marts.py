@@ -177,15 +177,12 @@ class LakeState:
     created_at: datetime  # the lake's creation (infra.binding): tells a recreated lake apart
     max_row_ids: dict[str, int]  # per source table, at `snapshot_id`
     # `since` (the snapshot the last whole build read) if the lake still has every snapshot
-    # from it to `snapshot_id` and each of them only added rows (lake.FEED_SAFE_CHANGES): its
-    # change feed (ducklake_table_insertions) then tells every row inserted after it; an
-    # expired snapshot between leaves rows it cannot attribute: the build then picks new rows
-    # by row id (the feed also lists a row inserted and then deleted: see `rewritten_since`)
+    # from it to `snapshot_id` and each of them only added rows (lake.ROWS_KEPT_CHANGES): its
+    # change feed (ducklake_table_insertions) then tells every row inserted after it. Else
+    # None: a snapshot since did more than add rows (a delete, an update, a table altered or
+    # recreated), or one expired and cannot tell what it did; rows the last build built from
+    # may be gone or changed, which only a full refresh takes out of the incremental models
     unbroken_since: int | None = None
-    # a snapshot since `since` that the lake keeps did more than add rows (a delete, an update,
-    # a drop): rows the last build built from may be gone or changed, which only a full refresh
-    # takes out of the incremental models
-    rewritten_since: bool = False
 
 
 def project_fingerprint(project_dir: Path = PROJECT_DIR) -> str:
@@ -224,17 +221,15 @@ def _lake_state(lake: lakes.Lake, at: int | None = None, since: int | None = Non
         [found] = con.execute(f"SELECT {newest}").fetchall()
         max_row_ids = {table: int(top) for table, top in zip(SOURCES, found, strict=True)}
         unbroken = None
-        rewritten = False
         if since is not None and since <= snapshot:
             kept = con.execute(
                 "SELECT count(*), count(*) FILTER (WHERE snapshot_id > ? AND NOT "
-                f"{lakes.only_added_rows()}) FROM {lakes.LAKE_ALIAS}.snapshots() "
+                f"{lakes.only_added_rows(lakes.ROWS_KEPT_CHANGES)}) "
+                f"FROM {lakes.LAKE_ALIAS}.snapshots() "
                 "WHERE snapshot_id BETWEEN ? AND ?",
                 [since, since, snapshot],
             ).fetchone()
-            assert kept is not None
-            rewritten = kept[1] > 0
-            if kept[0] == snapshot - since + 1 and not rewritten:
+            if kept is not None and kept[0] == snapshot - since + 1 and kept[1] == 0:
                 unbroken = since
     finally:
         con.close()
@@ -243,7 +238,6 @@ def _lake_state(lake: lakes.Lake, at: int | None = None, since: int | None = Non
         created_at=created[1] if created is not None else row[1],
         max_row_ids=max_row_ids,
         unbroken_since=unbroken,
-        rewritten_since=rewritten,
     )
 
 
@@ -400,9 +394,9 @@ def build_marts(
 ) -> BuildResult:
     """Run `dbt <command>` (build: seeds, models, tests) of `project_dir` on the lake pinned at
     its current snapshot (or `lake_snapshot`), into the marts store, and publish the marts to
-    readers if it passed. A lake that was replaced since the last build, or that deleted,
-    updated or dropped rows since (not only added), or `full_refresh`, rebuilds the incremental
-    models from scratch. `re_evaluate` (a full refresh): the hold and
+    readers if it passed. A lake that was replaced since the last build, or that did more
+    than add rows since (or expired a snapshot since, which cannot tell), or `full_refresh`,
+    rebuilds the incremental models from scratch. `re_evaluate` (a full refresh): the hold and
     hole-carding evaluations of every round are computed again from the events, none of
     `croupier evidence`'s stored rows read (consumers/evidence.py). `dbt`: the dbt process to
     run it in, kept by a builder between builds (else one for this build alone). A dbt that
@@ -420,8 +414,8 @@ def build_marts(
         last.lake_created_at != state.created_at or last.lake_snapshot_id > state.snapshot_id
     ):
         full_refresh = True  # the watermarks in the marts belong to another lake
-    if last is not None and state.rewritten_since:
-        full_refresh = True  # the incremental models would keep what the lake deleted
+    if last is not None and state.unbroken_since is None:
+        full_refresh = True  # the incremental models would keep what the lake took back
     marts.mkdir(parents=True, exist_ok=True)
     if not marts_store(marts).exists:  # a pointer left from a deleted store points at nothing
         (marts / PUBLISHED).unlink(missing_ok=True)

@@ -86,10 +86,10 @@ def build(
     Runs `dbt build` (seeds, models, generic, singular and unit tests) of dbt_project/ on the
     lake pinned at its current snapshot, so the whole build sees one consistent state while the
     consumer keeps writing. Incremental models only read rows new since the last build; a lake
-    created anew since then, or one that deleted or updated rows since, triggers a full
-    refresh, which reads the hold and hole-carding
-    evaluations `croupier evidence` stored like any build (--re-evaluate: computes them all
-    again). A build that passes publishes its marts
+    created anew since then, or one that did more than add rows since (a delete, an update, a
+    table altered; or a snapshot since expired, which cannot tell), triggers a full refresh,
+    which reads the hold and hole-carding evaluations `croupier evidence` stored like any build
+    (--re-evaluate: computes them all again). A build that passes publishes its marts
     snapshot in <marts>/published.json; readers see that build's marts, whole, meanwhile and
     after a failed or killed build: `croupier sql --lake <marts>`, the dashboards, or `duckdb`
     with `ATTACH 'ducklake:sqlite:<marts>/catalog.sqlite' (READ_ONLY, SNAPSHOT_VERSION <id>)`.
