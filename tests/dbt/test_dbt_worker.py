@@ -88,12 +88,14 @@ def build(
 def kill_once_building(marts: Path, pid: int) -> None:
     """SIGKILL `pid` once the build it runs has started its first node (dbt's log says so): a
     fixed delay let a build that had become faster end first."""
-    log = marts / "_dbt" / "logs" / "dbt.log"
-    start = log.stat().st_size
     deadline = time.monotonic() + 60
-    while b" START " not in log.read_bytes()[start:]:
-        assert time.monotonic() < deadline, "the build started no node"
-        time.sleep(0.01)
+    with (marts / "_dbt" / "logs" / "dbt.log").open("rb") as log:
+        log.seek(0, os.SEEK_END)  # this build's lines only, read as they come
+        written = b""
+        while b" START " not in written:
+            assert time.monotonic() < deadline, "the build started no node"
+            time.sleep(0.01)
+            written = written[-16:] + log.read()
     os.kill(pid, signal.SIGKILL)
 
 
