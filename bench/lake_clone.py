@@ -66,7 +66,18 @@ def clone_nights(
             con.execute("BEGIN TRANSACTION")
             for table in CLONED + (EVIDENCE if evidence else ()):
                 columns = [c.name for c in TABLES[table]]
-                select = ", ".join(_SHIFTED[c].format(c=c) if c in _SHIFTED else c for c in columns)
+                # a night cached by an older version lacks the columns added since: null
+                present = {
+                    name for (name,) in con.execute(
+                        "SELECT column_name FROM duckdb_columns() "
+                        "WHERE database_name = 'src' AND table_name = ?",
+                        [table],
+                    ).fetchall()
+                }  # fmt: skip
+                select = ", ".join(
+                    _SHIFTED[c].format(c=c) if c in _SHIFTED else c if c in present else "NULL"
+                    for c in columns
+                )
                 con.execute(
                     f"INSERT INTO lake.main.{table} ({', '.join(columns)}) "
                     f"SELECT {select} FROM src.main.{table}, range({start}, {stop}) AS n(k) "

@@ -34,7 +34,13 @@ from typing import Any, NamedTuple
 import duckdb
 import pyarrow as pa
 
-from consumers.schema import ARROW_SCHEMAS, EVALUATED_ROUNDS, EVALUATION_TABLES
+from consumers.schema import (
+    ARROW_SCHEMAS,
+    EVALUATED_ROUNDS,
+    EVALUATION_TABLES,
+    EVALUATION_VERSION,
+    current_evaluation,
+)
 from consumers.stored_rounds import stored_rounds
 from events.models import Game
 from games.base import Informed, RoundEvents, RoundExpectation
@@ -81,15 +87,18 @@ class Step(NamedTuple):
 
 def evaluate_pending(con: Any, evaluation: str, *, rounds: int) -> Step:
     """One step of `croupier evidence` on a read-write connection to the lake (its catalog in
-    use): up to `rounds` rounds with player positions that it has not been over yet, oldest
-    first, those in games with `evaluation` evaluated (`evaluation_table`), committed with the
+    use): up to `rounds` rounds with player positions that it has not been over yet at
+    EVALUATION_VERSION (those it has never been over first, each part oldest first), those in
+    games with `evaluation` evaluated (`evaluation_table`), committed with the
     `evaluated_rounds` marks of all in one transaction (`Step`; picked 0: none pending). Idempotent,
     so a caller may run it again after a commit conflict: rows of rounds another worker
-    committed meanwhile are left out."""
+    committed meanwhile are left out. A round gone over at another version keeps those rows
+    and marks (builds read only this version's)."""
     ids = con.execute(
         f"SELECT round_id, any_value(game) AS game {_pending(evaluation)} GROUP BY round_id "
-        "ORDER BY min(ended_at), round_id LIMIT ?",
-        [rounds],
+        f"ORDER BY round_id IN (SELECT round_id FROM {EVALUATED_ROUNDS} WHERE evaluation = ?), "
+        "min(ended_at), round_id LIMIT ?",
+        [evaluation, rounds],
     ).to_arrow_table()
     if not ids.num_rows:
         return Step(0, 0, 0)
@@ -103,7 +112,12 @@ def evaluate_pending(con: Any, evaluation: str, *, rounds: int) -> Step:
             lake="",
         )
         con.register("evidence_rows", found)
-        fresh = f"round_id NOT IN (SELECT round_id FROM {EVALUATED_ROUNDS} WHERE evaluation = ?)"
+        fresh = (
+            f"round_id NOT IN (SELECT round_id FROM {EVALUATED_ROUNDS} WHERE evaluation = ? "
+            f"AND {current_evaluation()})"
+        )
+        table = EVALUATION_TABLES[evaluation]
+        columns = ", ".join(ARROW_SCHEMAS[table].names)
         con.execute("BEGIN TRANSACTION")
         try:
             # Two inserts into one DuckLake table never conflict; altering the table too makes
@@ -112,15 +126,17 @@ def evaluate_pending(con: Any, evaluation: str, *, rounds: int) -> Step:
                 f"COMMENT ON TABLE {EVALUATED_ROUNDS} IS 'rounds croupier evidence evaluated'"
             )
             con.execute(
-                f"INSERT INTO {EVALUATION_TABLES[evaluation]} "
-                f"SELECT * FROM evidence_rows WHERE {fresh}",
+                f"INSERT INTO {table} ({columns}) SELECT {columns} FROM evidence_rows "
+                f"WHERE {fresh}",
                 [evaluation],
             )
             evaluated = con.execute(
                 f"SELECT count(*) FROM evidence_picked WHERE {games} AND {fresh}", [evaluation]
             ).fetchone()
             marked = con.execute(
-                f"INSERT INTO {EVALUATED_ROUNDS} SELECT ?, round_id, now() FROM evidence_picked "
+                f"INSERT INTO {EVALUATED_ROUNDS} "
+                "(evaluation, round_id, evaluated_at, evaluation_version) "
+                f"SELECT ?, round_id, now(), {EVALUATION_VERSION} FROM evidence_picked "
                 f"WHERE {fresh}",
                 [evaluation, evaluation],
             ).fetchone()
@@ -146,15 +162,16 @@ def pending_rounds(con: Any, evaluation: str) -> int:
 
 def _pending(evaluation: str) -> str:
     """FROM and WHERE of the lake rounds with player positions not gone over for `evaluation`
-    yet (as the dbt models pick them: fct_positions holds settled lines), in any game: one
-    without the evaluation is marked with no rows."""
+    at EVALUATION_VERSION yet (as the dbt models pick them: fct_positions holds settled lines),
+    in any game: one without the evaluation is marked with no rows."""
     if evaluation not in EVALUATION_TABLES:
         raise ValueError(f"no evaluation {evaluation!r}")
     return f"""
         FROM rounds
         WHERE round_id IN (SELECT round_id FROM settlements WHERE bettor = 'player')
           AND round_id NOT IN (
-              SELECT round_id FROM {EVALUATED_ROUNDS} WHERE evaluation = '{evaluation}')"""
+              SELECT round_id FROM {EVALUATED_ROUNDS}
+              WHERE evaluation = '{evaluation}' AND {current_evaluation()})"""
 
 
 @cache
@@ -220,15 +237,16 @@ def evaluation_table(
 ) -> pa.Table:
     """The rows of `evaluation` ('expected': the lake's `position_expectations`, 'informed':
     its `decision_evidence`) for the rounds `picked` (a SELECT of lake `rounds` rows): one per seat
-    evaluated, or one with the `note` of a round the game could not evaluate."""
+    evaluated, or one with the `note` of a round the game could not evaluate; each of
+    EVALUATION_VERSION."""
     schema, rows_of = _TABLES[evaluation]
     rows: dict[str, list[Any]] = {name: [] for name in schema.names}
     for meta, answer, note in _evaluated(
         con, picked, lake, lambda game: getattr(GAMES[game], evaluation)
     ):
-        found = [{"note": note}] if answer is None else list(rows_of(answer))
+        found: list[dict[str, Any]] = [{"note": note}] if answer is None else list(rows_of(answer))
         for values in found:
-            values["round_id"] = meta["round_id"]
+            values.update(round_id=meta["round_id"], evaluation_version=EVALUATION_VERSION)
             for name in schema.names:
                 rows[name].append(values.get(name))
     return pa.table(rows, schema=schema)

@@ -11,9 +11,12 @@ does it beside the consumer, once per round, into the lake's `position_expectati
 only the rounds it has not been over, with the same function, so the marts are the same either
 way, and a full refresh reads them too (a full build of 102,663 rounds took 343 s evaluating
 them, 30 s reading them).
-A round is evaluated once, on the lake as first seen (as the models' append always did); a
-build with `--re-evaluate` (a full refresh, after a fix to the games' math or to repair a
-stored row) trusts no stored row and evaluates every round from the events again.
+A round is evaluated once per EVALUATION_VERSION (consumers/schema.py), on the lake as first
+seen (as the models' append always did): the models read only the stored rows and marks of the
+current version, and the worker goes over a round marked at another version again. After a
+fix to the games' math (the version raised), a full refresh once the worker has caught up
+brings every round's rows to the new version. A build with `--re-evaluate` (a full refresh, to
+repair a stored row) trusts no stored row and evaluates every round from the events again.
 
 This module does not import the rules engine: a build whose rounds the worker has all been over
 never loads it (about a second of every incremental build).
@@ -31,7 +34,13 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from consumers.increments import source_version
-from consumers.schema import EVALUATED_ROUNDS, EVALUATION_TABLES, TABLES
+from consumers.schema import (
+    EVALUATED_ROUNDS,
+    EVALUATION_TABLES,
+    EVALUATION_VERSION,
+    TABLES,
+    current_evaluation,
+)
 from infra.marts import BUILT_SNAPSHOT, LAKE_SNAPSHOT, RE_EVALUATE
 
 
@@ -47,7 +56,7 @@ def model(dbt: Any, session: Any, positions: Any, evaluation: str, mark: int) ->
     hand over the relation.)"""
     _new_rounds(positions, mark)
     table = EVALUATION_TABLES[evaluation]
-    columns = TABLES[table]
+    columns = [c for c in TABLES[table] if c.name != "evaluation_version"]  # all the current one
     # relations, not Arrow tables, until a round is evaluated: building an Arrow table imports
     # pandas (~0.6 s)
     rows = session.sql(
@@ -59,17 +68,17 @@ def model(dbt: Any, session: Any, positions: Any, evaluation: str, mark: int) ->
         rows = rows.union(
             session.sql(
                 f"SELECT {names} FROM {_stored(table, mark)} "
-                "JOIN evidence_new_rounds USING (round_id)"
+                f"JOIN evidence_new_rounds USING (round_id) WHERE {_current(session, table)}"
             )
         )
         left += (
             f" WHERE round_id NOT IN (SELECT round_id FROM {_stored(EVALUATED_ROUNDS, mark)} "
-            f"WHERE evaluation = '{evaluation}')"
+            f"WHERE evaluation = '{evaluation}' AND {_current(session, EVALUATED_ROUNDS)})"
         )
     if session.sql(f"SELECT count(*) FROM ({left})").fetchone()[0]:
         from consumers.evaluation import evaluate_rounds  # the rules engine, only when needed
 
-        found = evaluate_rounds(session, left, evaluation)
+        found = evaluate_rounds(session, left, evaluation).select([c.name for c in columns])
         # one Arrow table: a join pushes a filter DuckDB cannot push into an Arrow scan under a
         # union ("Pushdown Filter Type BLOOM_FILTER is not currently supported")
         rows = session.from_arrow(
@@ -92,6 +101,14 @@ def _stored(table: str, mark: int) -> str:
     if mark < 0 or not since or not until or int(since) >= int(until):
         return f"lake.main.{table}"
     return f"ducklake_table_insertions('lake', 'main', '{table}', {int(since) + 1}, {int(until)})"
+
+
+def _current(session: Any, table: str) -> str:
+    """SQL true for a row of the lake's `table` written at EVALUATION_VERSION (in a lake no
+    writer has opened since versions were kept, every row is version 1)."""
+    if "evaluation_version" in session.table(f"lake.main.{table}").columns:
+        return current_evaluation()
+    return "true" if EVALUATION_VERSION == 1 else "false"
 
 
 def _lake_has(session: Any, *tables: str) -> bool:

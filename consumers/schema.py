@@ -39,6 +39,24 @@ _ENVELOPE = [
     _c("game", "VARCHAR", "pai_gow | tripoker | holdem."),
 ]
 
+# The version of the evaluations `croupier evidence` stores (consumers/evaluation.py): raise it
+# with any change that changes an evaluated row (the games' math, how a round is evaluated,
+# what a column means). Each stored row and mark carries the version that wrote it; a build
+# trusts only rows of this version, and the worker goes over the rounds of another again (the
+# rounds it has never been over first). Rows written before versions were kept are version 1.
+EVALUATION_VERSION = 1
+# Last in its tables: a lake made before it gains it at the end (`create_tables`).
+_VERSION = _c(
+    "evaluation_version", "INTEGER",
+    "EVALUATION_VERSION of the code that wrote the row (null: 1, written before versions).",
+)  # fmt: skip
+
+
+def current_evaluation() -> str:
+    """SQL true for a stored evaluation row or mark of EVALUATION_VERSION."""
+    return f"coalesce(evaluation_version, 1) = {EVALUATION_VERSION}"
+
+
 TABLES: dict[str, list[Column]] = {
     "events": [
         _c("event_id", "VARCHAR", "UUID of the event; a repeat is dropped."),
@@ -145,6 +163,7 @@ TABLES: dict[str, list[Column]] = {
         _c("evaluation", "VARCHAR", "expected | informed: which evaluation."),
         _c("round_id", "VARCHAR", "Round gone over (its rows, if any, are in the tables below)."),
         _c("evaluated_at", "TIMESTAMPTZ", "When."),
+        _VERSION,
     ],
     "position_expectations": [
         _c("round_id", "VARCHAR", "Round."),
@@ -154,6 +173,7 @@ TABLES: dict[str, list[Column]] = {
         _c("samples", "INTEGER", "Completions sampled (null: exact)."),
         _c("round_variance", "DOUBLE", "Variance of the round's total house result."),
         _c("note", "VARCHAR", "Why the round could not be evaluated (null: it was)."),
+        _VERSION,
     ],
     "decision_evidence": [
         _c("round_id", "VARCHAR", "Round."),
@@ -165,6 +185,7 @@ TABLES: dict[str, list[Column]] = {
         _c("gain_cents", "DOUBLE", "EV won beyond legitimate play (full information)."),
         _c("match_probability", "DOUBLE", "Null probability of taking the full-information one."),
         _c("note", "VARCHAR", "Why the round could not be evaluated (null: it was)."),
+        _VERSION,
     ],
     "consumer_offsets": [
         _c("source_topic", "VARCHAR", "Topic."),

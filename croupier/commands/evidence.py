@@ -46,6 +46,11 @@ def evidence(lake_path: Path | None, batch: int, every: float | None, quiet: boo
     and evaluates only the rounds not reached yet, so running this beside the consumer keeps
     that work off the build: the marts are the same either way.
 
+    Each row and mark carries the version of the evaluation that wrote it. After an upgrade
+    that changed the games' math (a new version), this goes over every round again, those it
+    has never been over first, and builds read only rows of the new version: run
+    `croupier build --full-refresh` once nothing is pending to bring every round to it.
+
     Safe beside consumers, builds, readers and other `croupier evidence` processes: each batch
     is one transaction; a batch that meets another's commit is run again leaving out what the
     other wrote; a process killed mid-batch loses nothing.

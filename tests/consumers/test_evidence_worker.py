@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from consumers.evaluation import evaluate_pending, evaluation_table, games_with, pending_rounds
-from consumers.schema import EVALUATED_ROUNDS, EVALUATION_TABLES
+from consumers.schema import EVALUATED_ROUNDS, EVALUATION_TABLES, EVALUATION_VERSION
 from croupier.cli import main
 from croupier.commands.demo import run_in_process
 from events.models import Game
@@ -49,6 +49,13 @@ def reference(con: duckdb.DuckDBPyConnection, evaluation: str) -> list[dict[str,
         lake="",
     )
     return sorted(table.to_pylist(), key=repr)
+
+
+def unversioned(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows as the marts hold them: without the evaluation version (sorted)."""
+    return sorted(
+        ({k: v for k, v in row.items() if k != "evaluation_version"} for row in rows), key=repr
+    )
 
 
 def stored(con: duckdb.DuckDBPyConnection, evaluation: str) -> list[dict[str, Any]]:
@@ -182,6 +189,15 @@ def test_a_build_loads_the_rules_engine_only_for_a_round_the_worker_has_not_been
     assert run() == {"rows": stored_rows, "rules_engine": False, "pandas": False}
 
     con = lakes.connect(lake)
+    try:  # a lake no writer has opened since versions were kept: its rows are all version 1
+        for table in (*EVALUATION_TABLES.values(), EVALUATED_ROUNDS):
+            con.execute(f"ALTER TABLE {table} DROP COLUMN evaluation_version")
+    finally:
+        con.close()
+    old_code = EVALUATION_VERSION != 1
+    assert run() == {"rows": stored_rows, "rules_engine": old_code, "pandas": old_code}
+
+    con = lakes.connect(lake)
     try:  # the worker has not reached one Hold'em round
         con.execute(
             f"DELETE FROM {EVALUATED_ROUNDS} WHERE evaluation = 'informed' AND round_id = "
@@ -254,8 +270,8 @@ def test_a_build_reads_the_worker_rows_and_only_a_re_evaluation_trusts_none(
         con.close()
     build_marts(lake, marts, quiet=True)
     built = built_evaluations(marts)
-    assert built["expected"] == references["expected"]
-    informed = [dict(row) for row in references["informed"]]
+    assert built["expected"] == unversioned(references["expected"])
+    informed = unversioned(references["informed"])
     assert sum(row["round_id"] == altered for row in informed) >= 1
     for row in informed:
         if row["round_id"] == altered:
@@ -291,9 +307,90 @@ def test_a_build_reads_the_worker_rows_and_only_a_re_evaluation_trusts_none(
         build_marts(lake, marts, re_evaluate=True, quiet=True)
     build_marts(lake, marts, full_refresh=True, re_evaluate=True, quiet=True)
     built = built_evaluations(marts)
-    assert built == references
+    assert built == {evaluation: unversioned(rows) for evaluation, rows in references.items()}
     assert [row["gain_cents"] for row in built["informed"] if row["round_id"] == altered]
     assert 12345.0 not in {row["gain_cents"] for row in built["informed"]}
+
+
+def test_rows_of_another_evaluation_version_are_never_read_and_are_evaluated_again(
+    tmp_path: Path,
+) -> None:
+    """Rows and marks an older EVALUATION_VERSION wrote (as after an upgrade that fixed the
+    games' math; their numbers changed here to tell them apart): no build reads them, a build
+    evaluates those rounds itself; the worker goes over them again, after the rounds it has
+    never been over, and a full refresh then reads its new rows."""
+    lake = settled(tmp_path)
+    done = CliRunner().invoke(main, ["evidence", "--lake", str(lake.root)])
+    assert done.exit_code == 0, done.output
+    con = lakes.connect(lake)
+    try:
+        references = {evaluation: reference(con, evaluation) for evaluation in EVALUATION_TABLES}
+        aged = [
+            round_id
+            for (round_id,) in con.execute(
+                "SELECT DISTINCT round_id FROM decision_evidence WHERE seat IS NOT NULL "
+                "ORDER BY round_id LIMIT 5"
+            ).fetchall()
+        ]
+        assert len(aged) == 5
+        for table in (*EVALUATION_TABLES.values(), EVALUATED_ROUNDS):
+            con.execute(
+                f"UPDATE {table} SET evaluation_version = ? WHERE round_id IN (SELECT UNNEST(?))",
+                [EVALUATION_VERSION - 1, aged],
+            )
+        for table, column in (
+            ("decision_evidence", "gain_cents"), ("position_expectations", "expected_house_cents")
+        ):  # fmt: skip
+            changed = con.execute(
+                f"UPDATE {table} SET {column} = 12345.0 WHERE round_id IN (SELECT UNNEST(?)) "
+                "AND seat IS NOT NULL",
+                [aged],
+            ).fetchone()
+            assert changed is not None and changed[0] >= 5, table
+        assert {e: pending_rounds(con, e) for e in EVALUATION_TABLES} == dict.fromkeys(
+            EVALUATION_TABLES, 5
+        )
+    finally:
+        con.close()
+
+    def assert_built(marts: Path) -> None:
+        built = built_evaluations(marts)
+        assert built == {evaluation: unversioned(rows) for evaluation, rows in references.items()}
+
+    marts = tmp_path / "marts"
+    build_marts(lake, marts, quiet=True)
+    assert_built(marts)
+
+    run_in_process(
+        lake, progress=False, first_table=2, start=DEFAULT_START + timedelta(days=1),
+        **NIGHT,  # type: ignore[arg-type]
+    )  # fmt: skip
+    con = lakes.connect(lake)
+    try:
+        for evaluation in EVALUATION_TABLES:  # the rounds never gone over first
+            never = pending_rounds(con, evaluation) - 5
+            assert never > 10
+            assert evaluate_pending(con, evaluation, rounds=never).marked == never
+            redone = con.execute(
+                f"SELECT count(*) FROM {EVALUATED_ROUNDS} WHERE evaluation = ? "
+                "AND evaluation_version = ? AND round_id IN (SELECT UNNEST(?))",
+                [evaluation, EVALUATION_VERSION, aged],
+            ).fetchone()
+            assert redone == (0,), evaluation
+            assert evaluate_pending(con, evaluation, rounds=50).marked == 5
+            assert pending_rounds(con, evaluation) == 0
+        references = {evaluation: reference(con, evaluation) for evaluation in EVALUATION_TABLES}
+        for evaluation in EVALUATION_TABLES:  # the aged rows are kept beside the new ones
+            rows = stored(con, evaluation)
+            current = [r for r in rows if r["evaluation_version"] == EVALUATION_VERSION]
+            assert current == references[evaluation], evaluation
+            assert {r["round_id"] for r in rows if r not in current} == set(aged), evaluation
+    finally:
+        con.close()
+    build_marts(lake, marts, quiet=True)
+    assert_built(marts)
+    build_marts(lake, marts, full_refresh=True, quiet=True)
+    assert_built(marts)
 
 
 @pytest.mark.parametrize("catalog", ["sqlite", "postgres"])
