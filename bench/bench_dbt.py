@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lake_clone import clone_nights, count_rounds, source_night
 
+from consumers.schema import EVALUATION_VERSION
 from infra import lake as lakes
 from infra.dbt_worker import DbtWorker
 from infra.marts import build_marts, connect_marts
@@ -169,8 +170,10 @@ def main() -> None:
             f"({evaluated / seconds:,.0f}/s)",
         )
 
-    lake = lakes.Lake(root=args.work / f"lake-{nights}n-{per_night}r-evidence")
-    marts = args.work / f"marts-{nights}n-{per_night}r-evidence"
+    # the evidence cloned with the nights is of one evaluation version: another is a new lake
+    kept = f"{nights}n-{per_night}r-evidence-v{EVALUATION_VERSION}"
+    lake = lakes.Lake(root=args.work / f"lake-{kept}")
+    marts = args.work / f"marts-{kept}"
     if not lake.exists:
         clone_nights(night, lake, first=0, count=nights)
     total = count_rounds(lake)

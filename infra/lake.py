@@ -54,14 +54,23 @@ FEED_SAFE_CHANGES = (
     "tables_altered", "tables_created", "schemas_created", "views_created", "views_altered",
 )  # fmt: skip
 # Those after which, moreover, the lake still holds every row it held before, as it was, under
-# the same row id: what an incremental build needs of the rows it has read. Not a table
-# altered or created: DuckLake records a column dropped and added back with a default (a new
-# value in every old row) as `tables_altered`, and a table renamed away and created again
-# empty (its row ids from 0 again) as `tables_created`. The consumer's own DDL is a no-op, no
-# snapshot, once its tables exist.
-ROWS_KEPT_CHANGES = tuple(
-    change for change in FEED_SAFE_CHANGES if change not in ("tables_altered", "tables_created")
-)
+# the same row id (what an incremental build needs of the rows it has read), provided the
+# snapshot ended no column or table of the catalog (`catalog_entries_ended`): DuckLake records
+# a column dropped and added back with a default (a new value in every old row) as
+# `tables_altered`, as it does a comment (`croupier evidence` comments on its table every batch)
+# or a column added. Not a table created: one renamed away and created again empty has its row
+# ids from 0 again. The consumer's own DDL is a no-op, no snapshot, once its tables exist.
+ROWS_KEPT_CHANGES = tuple(change for change in FEED_SAFE_CHANGES if change != "tables_created")
+
+
+def catalog_entries_ended(alias: str = LAKE_ALIAS) -> str:
+    """SQL: the ids of the snapshots that ended a column or a table of the lake attached as
+    `alias` (dropped, renamed, retyped, its default changed), from DuckLake's own catalog."""
+    meta = f'"__ducklake_metadata_{alias}"'
+    return " UNION ALL ".join(
+        f"SELECT end_snapshot FROM {meta}.{table} WHERE end_snapshot IS NOT NULL"
+        for table in ("ducklake_column", "ducklake_table")
+    )
 
 
 def only_added_rows(changes: tuple[str, ...] = FEED_SAFE_CHANGES) -> str:

@@ -223,8 +223,9 @@ def _lake_state(lake: lakes.Lake, at: int | None = None, since: int | None = Non
         unbroken = None
         if since is not None and since <= snapshot:
             kept = con.execute(
-                "SELECT count(*), count(*) FILTER (WHERE snapshot_id > ? AND NOT "
-                f"{lakes.only_added_rows(lakes.ROWS_KEPT_CHANGES)}) "
+                "SELECT count(*), count(*) FILTER (WHERE snapshot_id > ? AND (NOT "
+                f"{lakes.only_added_rows(lakes.ROWS_KEPT_CHANGES)} OR snapshot_id IN "
+                f"({lakes.catalog_entries_ended()}))) "
                 f"FROM {lakes.LAKE_ALIAS}.snapshots() "
                 "WHERE snapshot_id BETWEEN ? AND ?",
                 [since, since, snapshot],

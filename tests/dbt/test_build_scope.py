@@ -314,7 +314,9 @@ def test_a_lake_rewritten_since_the_last_build_gets_a_full_refresh(tmp_path: Pat
     # expires snapshots a day old), a table renamed away and created again empty (its row ids
     # from 0 again, under the marks), a column dropped and added back with a default (a new
     # value in every old row; DuckLake records both as `tables_altered`). Each makes the next
-    # build a full refresh; a build with only inserts since stays incremental.
+    # build a full refresh; a build with only inserts since stays incremental, and so does one
+    # after a table altered with every row kept (a comment, as `croupier evidence` writes every
+    # batch, and a column added: a build after any worker batch was a full refresh).
     clone, night, lake = cloned_nights(tmp_path, seed=17, count=1)
     marts = tmp_path / "marts"
     build_marts(lake, marts, quiet=True)
@@ -346,13 +348,18 @@ def test_a_lake_rewritten_since_the_last_build_gets_a_full_refresh(tmp_path: Pat
         con.close()
     assert build_marts(lake, marts, quiet=True).full_refresh
     assert not built(2).full_refresh  # only inserts since
+    rewrite(  # what `croupier evidence` does every batch, and an upgrade adding a column
+        "COMMENT ON TABLE evaluated_rounds IS 'rounds croupier evidence evaluated'",
+        "ALTER TABLE violations ADD COLUMN reviewed VARCHAR DEFAULT 'no'",
+    )
+    assert not built(3).full_refresh  # tables altered, every row as it was
     rewrite("ALTER TABLE violations RENAME TO violations_archive")
-    assert built(3).full_refresh
+    assert built(4).full_refresh
     rewrite(
         "ALTER TABLE violations DROP COLUMN evidence",
         "ALTER TABLE violations ADD COLUMN evidence VARCHAR DEFAULT '{\"redacted\": true}'",
     )
-    assert built(4).full_refresh
+    assert built(5).full_refresh
     [(redacted,)] = marts_rows(
         marts, "SELECT count(*) FROM fct_violations WHERE evidence = '{\"redacted\": true}'"
     )
