@@ -76,8 +76,8 @@ def catalog_entries_ended(alias: str = LAKE_ALIAS) -> str:
 def only_added_rows(changes: tuple[str, ...] = FEED_SAFE_CHANGES) -> str:
     """SQL true for a row of `<lake>.snapshots()` whose changes are all among `changes`: over
     snapshots that all are FEED_SAFE_CHANGES, the change feed lists exactly the rows added (it
-    still lists a row inserted and then deleted); ROWS_KEPT_CHANGES, and every row read before
-    is still there as it was."""
+    still lists a row inserted and then deleted); ROWS_KEPT_CHANGES, none of them among
+    `catalog_entries_ended`, and every row read before is still there as it was."""
     safe = ", ".join(f"'{change}'" for change in changes)
     return f"coalesce(list_has_all([{safe}], map_keys(changes)), false)"
 
