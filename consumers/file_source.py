@@ -37,6 +37,7 @@ from pydantic_core import from_json
 
 from consumers.pipeline import Pipeline, RawMessage
 from events import MAX_EVENT_BYTES
+from infra.signals import stop_on_signals
 
 __all__ = [
     "LINE_KEEP",
@@ -239,15 +240,8 @@ class FileSource:
         self.stop_signal = signum
 
     def run(self, *, install_signal_handlers: bool = True) -> FileReport:
-        previous: dict[signal.Signals, Any] = {}
-        if install_signal_handlers:
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                previous[signum] = signal.signal(signum, self.request_stop)
-        try:
+        with stop_on_signals(self.request_stop, install=install_signal_handlers):
             return self._run()
-        finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
 
     def _run(self) -> FileReport:
         started = time.monotonic()

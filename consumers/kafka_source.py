@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -46,6 +45,7 @@ from consumers.pipeline import Pipeline, RawMessage
 from infra.binding import StreamBinding
 from infra.kafka import KafkaSecurityError, ensure_topic, security_failure
 from infra.logs import fields
+from infra.signals import stop_on_signals
 
 log = logging.getLogger("croupier.consumer")
 # How often a batch being read looks whether the previous commit has finished.
@@ -261,9 +261,10 @@ class KafkaSource:
 
     def run(self, *, install_signal_handlers: bool = True) -> int:
         """Consume until stopped (SIGTERM/SIGINT or idle limit); returns the events processed."""
-        if install_signal_handlers:
-            signal.signal(signal.SIGTERM, self.request_stop)
-            signal.signal(signal.SIGINT, self.request_stop)
+        with stop_on_signals(self.request_stop, install=install_signal_handlers):
+            return self._run()
+
+    def _run(self) -> int:
         idle_since = time.monotonic()
         try:
             self._find_cluster()

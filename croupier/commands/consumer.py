@@ -323,6 +323,7 @@ def _run_workers(workers: int, metrics_port: int | None, metrics_host: str) -> i
     import time
 
     from consumers.metrics import ConsumerMetrics, MetricsServer, MetricsServerError
+    from infra.signals import stop_on_signals
 
     args: list[str] = []
     skip_value = False
@@ -356,16 +357,15 @@ def _run_workers(workers: int, metrics_port: int | None, metrics_host: str) -> i
             if child.poll() is None:
                 child.send_signal(signum)
 
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
     codes: dict[int, int] = {}
-    while len(codes) < len(children):
-        for i, child in enumerate(children):
-            if i not in codes and (code := child.poll()) is not None:
-                codes[i] = code if code >= 0 else 128 - code  # killed by signal N: 128 + N
-                if code == 2:  # bad input or a port taken meanwhile: all or none
-                    forward(signal.SIGTERM, None)
-        time.sleep(0.1)
+    with stop_on_signals(forward):
+        while len(codes) < len(children):
+            for i, child in enumerate(children):
+                if i not in codes and (code := child.poll()) is not None:
+                    codes[i] = code if code >= 0 else 128 - code  # killed by signal N: 128 + N
+                    if code == 2:  # bad input or a port taken meanwhile: all or none
+                        forward(signal.SIGTERM, None)
+            time.sleep(0.1)
     return max(codes.values())
 
 

@@ -3,7 +3,6 @@ into the lake beside the consumer, so `croupier build` only reads them (consumer
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 import time
@@ -63,51 +62,50 @@ def evidence(lake_path: Path | None, batch: int, every: float | None, quiet: boo
     from consumers.schema import EVALUATION_TABLES
     from consumers.sink import LakeSink, retry_when_locked
     from infra import lake as lakes
+    from infra.signals import stop_on_signals
 
     store = existing_lake(lake_path)
     stop = threading.Event()
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: stop.set())
-    try:
-        sink = LakeSink(store)
-    except (lakes.LakeError, duckdb.Error) as exc:
-        raise click.ClickException(f"the lake: {exc}") from None
-    con = sink.con
-    done = dict.fromkeys(EVALUATION_TABLES, 0)
-    started, reported = time.monotonic(), 0
-    steps = {e: partial(evaluate_pending, con, e, rounds=batch) for e in EVALUATION_TABLES}
-    try:
-        while not stop.is_set():
-            total = sum(
-                retry_when_locked(partial(pending_rounds, con, e)) for e in EVALUATION_TABLES
-            )
-            with click.progressbar(
-                length=total,
-                label="evaluating rounds",
-                file=sys.stderr,
-                hidden=quiet or every is not None or not total,
-            ) as bar:
-                # the evaluations take turns, batch by batch, so neither waits on the other
-                working = list(EVALUATION_TABLES)
-                while working and not stop.is_set():
-                    evaluation = working.pop(0)
-                    step = sink.write(steps[evaluation], conflicts=True)
-                    if step.picked:
-                        working.append(evaluation)
-                    done[evaluation] += step.evaluated
-                    bar.update(step.picked)
-            if every is None:
-                break
-            if sum(done.values()) > reported:  # one line per pass that found work
-                reported = sum(done.values())
-                click.echo(f"evaluated {reported:,} rounds so far", err=True)
-            stop.wait(every)
-    except duckdb.Error as exc:
-        raise click.ClickException(f"the lake: {exc}") from None
-    finally:
-        sink.close()
-    click.echo(
-        f"evaluated {done['expected']:,} rounds' expectations and {done['informed']:,} rounds' "
-        f"decisions in {time.monotonic() - started:.1f} s into {store.where}"
-    )
+    with stop_on_signals(lambda *_: stop.set()):
+        try:
+            sink = LakeSink(store)
+        except (lakes.LakeError, duckdb.Error) as exc:
+            raise click.ClickException(f"the lake: {exc}") from None
+        con = sink.con
+        done = dict.fromkeys(EVALUATION_TABLES, 0)
+        started, reported = time.monotonic(), 0
+        steps = {e: partial(evaluate_pending, con, e, rounds=batch) for e in EVALUATION_TABLES}
+        try:
+            while not stop.is_set():
+                total = sum(
+                    retry_when_locked(partial(pending_rounds, con, e)) for e in EVALUATION_TABLES
+                )
+                with click.progressbar(
+                    length=total,
+                    label="evaluating rounds",
+                    file=sys.stderr,
+                    hidden=quiet or every is not None or not total,
+                ) as bar:
+                    # the evaluations take turns, batch by batch, so neither waits on the other
+                    working = list(EVALUATION_TABLES)
+                    while working and not stop.is_set():
+                        evaluation = working.pop(0)
+                        step = sink.write(steps[evaluation], conflicts=True)
+                        if step.picked:
+                            working.append(evaluation)
+                        done[evaluation] += step.evaluated
+                        bar.update(step.picked)
+                if every is None:
+                    break
+                if sum(done.values()) > reported:  # one line per pass that found work
+                    reported = sum(done.values())
+                    click.echo(f"evaluated {reported:,} rounds so far", err=True)
+                stop.wait(every)
+        except duckdb.Error as exc:
+            raise click.ClickException(f"the lake: {exc}") from None
+        finally:
+            sink.close()
+        click.echo(
+            f"evaluated {done['expected']:,} rounds' expectations and {done['informed']:,} rounds' "
+            f"decisions in {time.monotonic() - started:.1f} s into {store.where}"
+        )

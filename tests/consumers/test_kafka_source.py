@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
 import threading
 import time
 from dataclasses import dataclass
@@ -194,3 +196,37 @@ def test_a_stop_does_not_wait_for_ever_on_a_client_that_cannot_leave_its_group(
     # Its rebalance callbacks, should it get that far later, change nothing here.
     assert src._retired(client)  # type: ignore[arg-type]
     client.release.set()
+
+
+def test_a_run_in_process_gives_the_signal_handlers_back_however_it_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Inside `run` Ctrl-C asks the source to stop; after it (here: a failure) the handlers
+    before it are back. A run that kept its handler made a later query in the same process
+    deaf to Ctrl-C (it ran 9 minutes to its end)."""
+    heard: list[int] = []
+
+    def outer(signum: int, _frame: object) -> None:
+        heard.append(signum)
+
+    src = source(committing=False, batch_size=1)
+
+    def ctrl_c_then_fail() -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        signal.pthread_sigmask(signal.SIG_BLOCK, [])  # lets Python run the handler now
+        assert src.stopping.is_set() and not heard
+        raise RuntimeError("the cluster went away")
+
+    monkeypatch.setattr(src, "_find_cluster", ctrl_c_then_fail)
+    monkeypatch.setattr(src, "close", lambda: None)
+    previous = {s: signal.signal(s, outer) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(RuntimeError, match="the cluster went away"):
+            src.run()
+        assert all(signal.getsignal(s) is outer for s in previous)
+        os.kill(os.getpid(), signal.SIGTERM)
+        signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    assert heard == [signal.SIGTERM]
