@@ -6,6 +6,7 @@ at once, one SIGKILLed, on either catalog, leave each round evaluated once."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -30,6 +31,16 @@ from tests.dbt.test_invariants_catch_breaks import failed_tests
 
 # One table of each game for an hour: about 130 rounds to evaluate, a few with bad data.
 NIGHT = {"tables": 1, "hours": 1.0, "seed": 5, "faults": "default"}
+
+COVERAGE = "assert_every_player_position_is_evaluated"
+
+
+def failures(marts: Path, test: str) -> int:
+    """The rows the last build's `test` returned."""
+    results = json.loads((marts / "_dbt" / "target" / "run_results.json").read_text())
+    return sum(
+        r["failures"] or 0 for r in results["results"] if r["unique_id"].split(".")[2] == test
+    )
 
 
 def settled(folder: Path, catalog: str | None = None) -> lakes.Lake:
@@ -278,8 +289,9 @@ def test_a_build_reads_the_worker_rows_and_only_a_re_evaluation_trusts_none(
             row["gain_cents"] = 12345.0
     assert built["informed"] == sorted(informed, key=repr)
 
-    # a third night, evaluated, one stored expectation deleted: its position would vanish
-    # from the hold test; the coverage test fails the build instead
+    # a third night, evaluated, one round's stored expectations and another's decisions
+    # deleted: their positions would vanish from the hold and hole-carding tests; the
+    # coverage test fails the build instead, once per position and decision left out
     run_in_process(
         lake, progress=False, first_table=3, start=DEFAULT_START + timedelta(days=2),
         **NIGHT,  # type: ignore[arg-type]
@@ -289,19 +301,25 @@ def test_a_build_reads_the_worker_rows_and_only_a_re_evaluation_trusts_none(
     con = lakes.connect(lake)
     try:
         references = {evaluation: reference(con, evaluation) for evaluation in EVALUATION_TABLES}
-        con.execute(
-            "DELETE FROM position_expectations WHERE round_id = (SELECT min(round_id) "
-            "FROM position_expectations WHERE round_id LIKE '%-03-%' AND seat IS NOT NULL)"
-        )
+        deleted = [  # the first round of the night's expectations, the last one's decisions
+            con.execute(
+                f"DELETE FROM {table} WHERE round_id = (SELECT {pick}(round_id) FROM {table} "
+                "WHERE round_id LIKE '%-03-%' AND seat IS NOT NULL)"
+            ).fetchone()[0]  # type: ignore[index]
+            for table, pick in (("position_expectations", "min"), ("decision_evidence", "max"))
+        ]
     finally:
         con.close()
+    assert all(deleted), deleted
     with pytest.raises(BuildError):
         build_marts(lake, marts, quiet=True)
-    assert failed_tests(marts) == {"assert_every_player_position_has_an_expectation"}
+    assert failed_tests(marts) == {COVERAGE}
+    assert failures(marts, COVERAGE) == sum(deleted)
 
-    with pytest.raises(BuildError):  # the stored rows as they are: the deleted one still gone
+    with pytest.raises(BuildError):  # the stored rows as they are: the deleted ones still gone
         build_marts(lake, marts, full_refresh=True, quiet=True)
-    assert failed_tests(marts) == {"assert_every_player_position_has_an_expectation"}
+    assert failed_tests(marts) == {COVERAGE}
+    assert failures(marts, COVERAGE) == sum(deleted)
 
     with pytest.raises(BuildError, match="full refresh"):
         build_marts(lake, marts, re_evaluate=True, quiet=True)

@@ -119,7 +119,7 @@ def test_singular_tests_fail_on_broken_invariants_and_a_replaced_lake_is_rebuilt
     cells = {
         "assert_settlements_per_day_equal_revenue_totals",
         "assert_revenue_cells_sum_to_the_facts",
-        "assert_every_player_position_has_an_expectation",
+        "assert_every_player_position_is_evaluated",
     }
     assert cells <= others
     assert "row_contract_fct_bets" in others and "row_contract_stg_lake__settlements" in others
