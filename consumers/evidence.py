@@ -37,7 +37,6 @@ from consumers.increments import source_version
 from consumers.schema import (
     EVALUATED_ROUNDS,
     EVALUATION_TABLES,
-    EVALUATION_VERSION,
     TABLES,
     current_evaluation,
 )
@@ -106,9 +105,10 @@ def _stored(table: str, mark: int) -> str:
 def _current(session: Any, table: str) -> str:
     """SQL true for a row of the lake's `table` written at EVALUATION_VERSION (in a lake no
     writer has opened since versions were kept, every row is version 1)."""
-    if "evaluation_version" in session.table(f"lake.main.{table}").columns:
-        return current_evaluation()
-    return "true" if EVALUATION_VERSION == 1 else "false"
+    column = "evaluation_version"
+    return current_evaluation(
+        column if column in session.table(f"lake.main.{table}").columns else "NULL"
+    )
 
 
 def _lake_has(session: Any, *tables: str) -> bool:

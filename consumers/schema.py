@@ -52,9 +52,10 @@ _VERSION = _c(
 )  # fmt: skip
 
 
-def current_evaluation() -> str:
-    """SQL true for a stored evaluation row or mark of EVALUATION_VERSION."""
-    return f"coalesce(evaluation_version, 1) = {EVALUATION_VERSION}"
+def current_evaluation(version: str = "evaluation_version") -> str:
+    """SQL true for a stored evaluation row or mark of EVALUATION_VERSION, its version read
+    from the SQL expression `version` (NULL for a table without the column: version 1)."""
+    return f"coalesce({version}, 1) = {EVALUATION_VERSION}"
 
 
 TABLES: dict[str, list[Column]] = {
