@@ -44,7 +44,9 @@ _ENVELOPE = [
 # what a column means). Each stored row and mark carries the version that wrote it; a build
 # trusts only rows of this version, and the worker goes over the rounds of another again (the
 # rounds it has never been over first). Rows written before versions were kept are version 1.
-EVALUATION_VERSION = 1
+#   2: a Hold'em round without the dealer's 2 hole cards has a note, not nothing (its decisions
+#      left the coverage test no way to tell them from lost rows)
+EVALUATION_VERSION = 2
 # Last in its tables: a lake made before it gains it at the end (`create_tables`).
 _VERSION = _c(
     "evaluation_version", "INTEGER",

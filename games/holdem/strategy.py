@@ -435,11 +435,16 @@ def informed(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> d
     (`full_information_calls`, the dealer's hole cards known). Values (the player's expected
     net of ante and call, céntimos) know the dealer's hole cards: a call's is exact over the
     990 turns and rivers, a fold's is -ante; the progressive is the same either way, so left
-    out. A round whose events do not give the dealer's 2 hole cards gives no evidence ({})."""
+    out. A round whose events do not give the dealer's 2 hole cards (every seat folded, so it
+    still settles) cannot be judged: RoundError, which the evaluation keeps as the round's note,
+    so the decisions' coverage test knows why they have no evidence."""
     holdem = _holdem(profile)
     hand = hand_of(kinds, meter_cents)
     if len(hand.dealer_hole) != 2:
-        return {}
+        raise RoundError(
+            f"round {hand.round_id}: the dealer's 2 hole cards are not in its events, so its "
+            "decisions cannot be judged"
+        )
     found: dict[int, Informed] = {}
     for seat in hand.seats:
         if seat.decision not in (Decision.CALL, Decision.FOLD):
