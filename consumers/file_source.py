@@ -289,8 +289,8 @@ class FileSource:
         self._collect(report)
         if self.on_progress is not None:
             self.on_progress(read)
-        if self.stop_signal is not None:
-            report.complete = False
+        if self.stop_signal is not None and not report.complete:
+            # a stop that came once every line was read cut nothing short: not "stopped"
             report.stopped_by = signal.Signals(self.stop_signal).name
         report.seconds = time.monotonic() - started
         return report

@@ -26,3 +26,15 @@ def stop_on_signals(handler: Callable[[int, Any], None], *, install: bool = True
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
+
+
+def _already_stopping(_signum: int, _frame: Any) -> None:
+    """A stop requested while the process is already closing: nothing left to stop."""
+
+
+def closing_after_stop() -> contextlib.AbstractContextManager[None]:
+    """For a process's closing steps (the last commit, the lake's connection): a SIGTERM or
+    Ctrl-C then has nothing left to stop, and must not cut the close short, which loses nothing
+    (every write is a transaction) but made a run that had committed everything end "Aborted!"
+    with exit 1. A close that hangs still yields to SIGKILL."""
+    return stop_on_signals(_already_stopping)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 import uuid
 from pathlib import Path
@@ -163,6 +164,7 @@ def consume(
     from infra.config import get_settings
     from infra.kafka import KafkaSecurityError
     from infra.logs import fields
+    from infra.signals import closing_after_stop
 
     _logging(verbose, log_format)
     if recording is not None:
@@ -201,7 +203,8 @@ def consume(
         raise click.ClickException(str(exc)) from None
     finally:
         try:
-            sink.close()
+            with closing_after_stop():
+                sink.close()
         finally:
             if server is not None:
                 server.close()
@@ -268,6 +271,7 @@ def _consume_file(lake_path: Path | None, path: Path, batch_size: int, *, adopt:
     from consumers.sink import LakeSink
     from infra.binding import LakeBoundElsewhere, StreamBinding
     from infra.config import get_settings
+    from infra.signals import closing_after_stop
 
     store = lake_at(lake_path)
     try:
@@ -296,20 +300,21 @@ def _consume_file(lake_path: Path | None, path: Path, batch_size: int, *, adopt:
                     )
                     report = source.run()
             finally:
-                pipeline.close()
-                sink.close()
+                with closing_after_stop():
+                    pipeline.close()
+                    sink.close()
     except (LakeBusyError, lakes.LakeError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:  # the recording or the lake could not be read or written
         raise click.ClickException(str(exc)) from None
     click.echo(json.dumps(report.as_dict()))
-    if source.stop_signal is not None:
+    if report.stopped_by is not None:
         click.echo(
             f"stopped by {report.stopped_by}: {report.committed} messages committed; "
             "run the same command again to settle the rest",
             err=True,
         )
-        return 128 + source.stop_signal
+        return 128 + signal.Signals[report.stopped_by]
     return 0
 
 
@@ -318,7 +323,6 @@ def _run_workers(workers: int, metrics_port: int | None, metrics_host: str) -> i
     SIGINT to them; exit with the worst exit code (a worker killed by signal N counts as
     128 + N). With a metrics port, worker i serves its metrics on that port + i: every one is
     free, or nothing starts. A worker that refuses its input (exit 2) stops the others."""
-    import signal
     import subprocess
     import time
 

@@ -26,9 +26,11 @@ from click.testing import CliRunner
 
 from consumers.file_source import (
     LINE_KEEP,
+    FileSource,
     LakeBusyError,
     lock_lake,
     message_key,
+    open_recording,
     read_lines,
 )
 from consumers.pipeline import Pipeline, RawMessage
@@ -207,6 +209,31 @@ def test_sigterm_commits_the_batch_in_hand_and_exits_128_plus_15(tmp_path: Path)
     consume_file(lake, path)
     in_process(messages, tmp_path / "once", topic)
     assert lake_state(lake)[0] == lake_state(tmp_path / "once")[0]
+
+
+def test_a_stop_that_comes_once_every_line_is_read_stops_nothing(
+    tmp_path: Path, recording: Path, small_night: list[Message]
+) -> None:
+    """A SIGTERM that lands after the last line was read (here: with the final progress
+    report, once everything is committed) cut nothing short: the run is complete, not
+    "stopped by SIGTERM, run again to settle the rest" (a hostile tester's finding)."""
+    sink = LakeSink(lakes.Lake(root=tmp_path / "lake"))
+    pipeline = Pipeline(sink)
+    with open_recording(recording) as opened:
+
+        def progress(done: int) -> None:
+            if done == opened.size:
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        source = FileSource(pipeline, opened, batch_size=500, on_progress=progress)
+        try:
+            report = source.run()
+        finally:
+            pipeline.close()
+            sink.close()
+    assert source.stop_signal == signal.SIGTERM  # it did arrive, inside the run
+    assert report.complete and report.stopped_by is None
+    assert report.committed == len(small_night) == lake_progress(tmp_path / "lake", opened.topic)
 
 
 def test_bad_lines_become_dead_letters_and_the_rest_settles(
