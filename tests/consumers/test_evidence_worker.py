@@ -6,7 +6,6 @@ at once, one SIGKILLed, on either catalog, leave each round evaluated once."""
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -27,20 +26,12 @@ from events.models import Game
 from infra import lake as lakes
 from infra.marts import BuildError, build_marts, connect_marts
 from producers.simulator import DEFAULT_START
-from tests.dbt.test_invariants_catch_breaks import failed_tests
+from tests.dbt.test_invariants_catch_breaks import failed_tests, failures
 
 # One table of each game for an hour: about 130 rounds to evaluate, a few with bad data.
 NIGHT = {"tables": 1, "hours": 1.0, "seed": 5, "faults": "default"}
 
 COVERAGE = "assert_every_player_position_is_evaluated"
-
-
-def failures(marts: Path, test: str) -> int:
-    """The rows the last build's `test` returned."""
-    results = json.loads((marts / "_dbt" / "target" / "run_results.json").read_text())
-    return sum(
-        r["failures"] or 0 for r in results["results"] if r["unique_id"].split(".")[2] == test
-    )
 
 
 def settled(folder: Path, catalog: str | None = None) -> lakes.Lake:

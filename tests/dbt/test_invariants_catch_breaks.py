@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -33,11 +34,19 @@ SINGULAR = {
 }
 
 
-def failed_tests(marts: Path) -> set[str]:
+def last_results(marts: Path) -> dict[str, dict[str, Any]]:
+    """The last dbt run's result of each node, by name."""
     results = json.loads((marts / "_dbt" / "target" / "run_results.json").read_text())
-    return {
-        r["unique_id"].split(".")[2] for r in results["results"] if r["status"] in ("fail", "error")
-    }
+    return {r["unique_id"].split(".")[2]: r for r in results["results"]}
+
+
+def failed_tests(marts: Path) -> set[str]:
+    return {name for name, r in last_results(marts).items() if r["status"] in ("fail", "error")}
+
+
+def failures(marts: Path, test: str) -> int:
+    """The rows the last build's `test` returned."""
+    return int(last_results(marts)[test]["failures"] or 0)
 
 
 def bets_in_marts(marts: Path) -> tuple[int, int]:
