@@ -29,7 +29,10 @@ _SHIFTED = {
     "ended_at": "{c} + to_days(k::INTEGER)",
     "settled_at": "{c} + to_days(k::INTEGER)",
 }
-CLONED = ("events", "dead_letters", "rounds", "settlements", "violations", "jackpot_ledger")
+CLONED = (
+    "events", "dead_letters", "rounds", "settlements", "violations", "jackpot_ledger",
+    "skipped_events",
+)  # fmt: skip
 # What `croupier evidence` wrote for the night: cloned too when the worker is to have kept up.
 EVIDENCE = ("evaluated_rounds", "position_expectations", "decision_evidence")
 
@@ -74,14 +77,16 @@ def clone_nights(
                         [table],
                     ).fetchall()
                 }  # fmt: skip
+                if not present:
+                    continue  # a table the night's version did not have yet
                 select = ", ".join(
                     _SHIFTED[c].format(c=c) if c in _SHIFTED else c if c in present else "NULL"
                     for c in columns
                 )
                 con.execute(
                     f"INSERT INTO lake.main.{table} ({', '.join(columns)}) "
-                    f"SELECT {select} FROM src.main.{table}, range({start}, {stop}) AS n(k) "
-                    f"ORDER BY k"
+                    f"SELECT {select} FROM src.main.{table} AS t, range({start}, {stop}) AS n(k) "
+                    f"ORDER BY k, t.rowid"  # each night in the order the consumer wrote it
                 )
             con.execute("COMMIT")
     finally:

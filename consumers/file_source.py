@@ -250,6 +250,9 @@ class FileSource:
         report = FileReport(file=recording.name, recording=topic)
         start = pipeline.sink.load_offsets(topic).get(0, 0)
         report.resumed_at_line = start
+        # every table's state from this run must outrank the states of earlier runs, of this
+        # recording or another, whose line numbers may be higher than this run's
+        pipeline.processor.version_base = pipeline.sink.max_state_version() + 1
         if start:
             log.info("recording %s: lines before %d are in the lake already", topic, start)
         new = tuple.__new__

@@ -137,6 +137,11 @@ class Processor:
         self.max_skew = timedelta(seconds=max_skew_s)
         self.tables: dict[str, TableState] = {}
         self._dirty: dict[str, int] = {}
+        # Added to a message's offset to version its table's state (the latest version wins
+        # on load). A Kafka partition's offsets only grow, and a table stays on its partition:
+        # 0. Each recording numbers its lines from 0, so a file run starts above every version
+        # stored (FileSource): else the state a shorter recording left lost to an older one.
+        self.version_base = 0
         self._position = 0
         # event_id -> (partition, offset, payload as stored), oldest first
         self._recent: dict[int, Original] = {}
@@ -240,7 +245,7 @@ class Processor:
                     )
                     continue
                 state.game = event.game.value  # a closed table reopened for another game
-            dirty[table_id] = msg.offset or 0
+            dirty[table_id] = self.version_base + (msg.offset or 0)
             prior = recent.get(uid)
             if prior is None and seen:
                 prior = originals.get(uid)
@@ -549,6 +554,8 @@ class Processor:
             state.round_events.sort(key=lambda e: e.seq)
             _count_again_if_void(state, event)
             self._maybe_finish(state, out)
+        elif event.round_id is not None:
+            _skipped(out, event, "late")
 
     def _sequence(self, state: TableState, event: Event, out: RowBatch) -> str:
         """Stream checks on seq: _NEXT (apply in order), _LATE (out of order) or _HELD (a
@@ -717,6 +724,7 @@ class Processor:
                 )
                 if event.round_id != state.round_id:
                     state.skip_round = event.round_id
+                _skipped(out, event, "round_replayed")
                 return
             if state.round_id is not None and state.round_end_pending:
                 # The next round has begun: numbers still missing from the last one are gaps.
@@ -738,7 +746,10 @@ class Processor:
             apply_table_event(state, event)
             return
         if event.round_id != state.round_id:
-            if event.round_id != state.skip_round:  # an unprocessable round's rest is only stored
+            if event.round_id == state.skip_round:  # a replayed or unprocessable round's rest
+                _skipped(out, event, "round_skipped")
+            else:
+                _skipped(out, event, "outside_round")
                 self._stream_fault(
                     state,
                     out,
@@ -788,6 +799,19 @@ _NEXT, _LATE, _HELD = "next", "late", "held"
 # The contract's spelling starts with the event_id, 36 characters (the sink lowers their case).
 _ID_FIRST = b'{"event_id":"'
 _DUP_EPISODE = "EVT-DUP/duplicate_event"
+
+
+def _skipped(out: RowBatch, event: Event, reason: str) -> None:
+    """A round's event stored and never applied to it: the marts leave it out of the round."""
+    out.add(
+        "skipped_events",
+        {
+            "event_id": str(event.event_id),
+            "table_id": event.table_id,
+            "round_id": event.round_id,
+            "reason": reason,
+        },
+    )
 
 
 def _nested(annotation: Any) -> bool:

@@ -16,6 +16,7 @@ from events.models import (
     CardsDealt,
     Game,
     PayoutRecorded,
+    PlayerDecided,
     RoundStarted,
     RoundVoided,
 )
@@ -30,6 +31,7 @@ from rules.settlement import RoundError, RoundSettlement, Settlement
 
 if TYPE_CHECKING:
     from consumers.state import TableState
+    from games.base import GameSpec
 
 
 @dataclass
@@ -86,7 +88,7 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
         return result
     if voided is not None:
         row["status"], row["status_reason"] = "voided", voided.reason
-        _return_bets(result, state, bets, spec.void_rules)
+        _return_wagers(result, state, kinds, spec)
         return result
     try:
         # the released version the table opened with: every round settles under its own
@@ -111,25 +113,37 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
     return result
 
 
-def _return_bets(
-    result: RoundResult, state: TableState, bets: Sequence[BetPlaced], rules: tuple[str, ...]
+def _return_wagers(
+    result: RoundResult, state: TableState, kinds: RoundEvents, spec: GameSpec
 ) -> None:
-    for bet in bets:
+    """A voided round returns every wager on the table (the game's void articles): each bet
+    placed, and the play or call a player's decision put beside the ante (its player the
+    ante's)."""
+    bets = kinds.of(BetPlaced)
+    wagers = [(b.seat, b.spot, b.player_ref, b.amount_cents) for b in bets]
+    if spec.decision_spot is not None:
+        refs = {b.seat: b.player_ref for b in bets}
+        wagers += [
+            (d.seat, spec.decision_spot, refs.get(d.seat), d.amount_cents)
+            for d in kinds.of(PlayerDecided)
+            if d.amount_cents > 0
+        ]
+    for seat, spot, player_ref, amount in wagers:
         result.rows["settlements"].append(
             _row(
                 state,
-                bet.seat,
-                bet.spot,
+                seat,
+                spot,
                 "player",
-                bet.player_ref,
-                bet.amount_cents,
+                player_ref,
+                amount,
                 "returned",
                 0,
                 0,
                 0,
                 0,
                 0,
-                list(rules),
+                list(spec.void_rules),
                 None,
             )
         )

@@ -46,7 +46,10 @@ _ENVELOPE = [
 # rounds it has never been over first). Rows written before versions were kept are version 1.
 #   2: a Hold'em round without the dealer's 2 hole cards has a note, not nothing (its decisions
 #      left the coverage test no way to tell them from lost rows)
-EVALUATION_VERSION = 2
+#   3: a round is evaluated on the events the consumer applied to it (not those it skipped:
+#      a later night's round of the same id, a late event), in the order the lake received
+#      them (a numbering restarted mid-round left the round without its start)
+EVALUATION_VERSION = 3
 # Last in its tables: a lake made before it gains it at the end (`create_tables`).
 _VERSION = _c(
     "evaluation_version", "INTEGER",
@@ -146,6 +149,21 @@ TABLES: dict[str, list[Column]] = {
         _c("event_id", "VARCHAR", "Event that showed it."),
         _c("occurred_at", "TIMESTAMPTZ", "When."),
         _c("evidence", "VARCHAR", "JSON: what was expected and what was seen."),
+    ],
+    # A round's events the consumer stored without applying to it; the marts leave them out
+    # of the round, as the settlement did (dbt_project/macros/event_fields.sql).
+    "skipped_events": [
+        _c("event_id", "VARCHAR", "The event stored, never applied."),
+        _c("table_id", "VARCHAR", "Its table."),
+        _c("round_id", "VARCHAR", "The round it names."),
+        _c(
+            "reason",
+            "VARCHAR",
+            "round_replayed (a start of a round played before: EVT-DUP) | round_skipped (the "
+            "rest of such a round, or of an unprocessable one: EVT-ENGINE) | outside_round (its "
+            "round is not the table's open one: EVT-ORDER) | late (it came after its round "
+            "closed).",
+        ),
     ],
     "jackpot_ledger": [
         _c("round_id", "VARCHAR", "Round."),

@@ -41,6 +41,7 @@ ANALYTIC_TABLES = (
     "settlements",
     "violations",
     "jackpot_ledger",
+    "skipped_events",
 )
 
 
@@ -215,6 +216,11 @@ class LakeSink:
                 [list(round_ids)],
             ).fetchall()
         return {r for (r,) in rows}
+
+    def max_state_version(self) -> int:
+        """The highest version of any table's committed state (-1: none yet)."""
+        row = self.con.execute(f"SELECT coalesce(max(version), -1) FROM {STATE}").fetchone()
+        return int(row[0]) if row else -1
 
     def load_states(self, table_ids: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
         """The latest committed state of each table (all tables, or the ones named)."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import duckdb
+
 from events import parse_event
 from events.models import Event
 
@@ -18,8 +20,9 @@ def stored_rounds(
 ) -> Iterator[tuple[dict[str, Any], list[Event]]]:
     """Each round `picked` selects (a SELECT of lake `rounds` rows), per table in time order:
     what the lake recorded (game, handle, house result, profile, the meter before it) and its
-    events in stream order up to its end, as the consumer settled it (events recorded after
-    the round's round_ended or round_voided are left out). A round with a stored event that
+    events in the order the lake received them, those the consumer applied to it: not those it
+    skipped (lake.skipped_events: a replayed round's, one outside its round, one after its
+    round closed). A round with a stored event that
     does not parse has `unreadable` (why) in what it gives, and the other events. `lake`
     prefixes the lake's table names (`lake.main.` where the session's default catalog is
     another)."""
@@ -66,6 +69,13 @@ def stored_rounds(
             ON last.table_id = p.table_id AND last.occurred_at <= p.started_at
         """
     )
+    # the events the consumer never applied to the round are listed in skipped_events (a lake
+    # no consumer has opened since that table came has none: its rounds are read whole)
+    applied = f"e.event_id NOT IN (SELECT event_id FROM {lake}skipped_events)"
+    try:
+        con.execute(f"SELECT 1 FROM {lake}skipped_events LIMIT 0")
+    except duckdb.CatalogException:
+        applied = "true"
     cursor = con.execute(
         f"""
         SELECT w.round_id, w.table_id, w.game, w.profile, w.profile_version, w.day,
@@ -73,16 +83,9 @@ def stored_rounds(
                e.payload
         FROM picked_rounds w
         JOIN {lake}events e ON e.round_id = w.round_id AND e.table_id = w.table_id
-        -- what the engine settled: the events up to the round's end (a decision or a card
-        -- recorded after round_ended is stored, never applied)
-        LEFT JOIN (
-            SELECT round_id, table_id, min(seq) AS end_seq FROM {lake}events
-            WHERE event_type IN ('round_ended', 'round_voided')
-                AND round_id IN (SELECT round_id FROM stored_picked)
-            GROUP BY round_id, table_id
-        ) ends ON ends.round_id = w.round_id AND ends.table_id = w.table_id
-        WHERE e.seq <= coalesce(ends.end_seq, e.seq)
-        ORDER BY w.table_id, w.started_at, w.round_id, e.seq
+        WHERE {applied}
+        -- a device that restarts its numbering mid-round sends seq 1 again: seq orders nothing
+        ORDER BY w.table_id, w.started_at, w.round_id, e.rowid
         """
     )
     current: dict[str, Any] | None = None

@@ -68,6 +68,9 @@ class GameSpec:
     # Its rule profile's type (games/<game>/profile.py): the numbers its page sets, read from TOML.
     profile_type: type[Profile]
     void_rules: tuple[str, ...]  # the articles that return every bet of a voided round
+    # The spot of the wager a player's decision makes (player_decided's amount: Tripóker's play,
+    # Hold'em's call); None for a game without decisions. A void returns it like a bet placed.
+    decision_spot: Spot | None
     table_rules: TableRules  # its deck, and its articles for the procedures every game has
     # The game's procedure checks on a closed round's events (ALL-* checks are shared).
     checks: Callable[[RoundEvents, Profile], list[Finding]]

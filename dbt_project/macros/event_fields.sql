@@ -3,7 +3,9 @@
     `events` (stg_lake__events' columns). Each typed slice (int_table_events, int_round_starts,
     int_bets_placed, ...) selects its event types and new rows from here, and DuckDB pushes
     those filters below the parse, so every event is parsed once, by the slice it belongs to,
-    and only when it is new. -#}
+    and only when it is new. A round's event the consumer stored without applying it to the
+    round (lake.skipped_events: a replayed round's, one outside its round, a late one) is left
+    out, as the settlement left it out. -#}
 with parsed as (
     select
         event_id,
@@ -34,6 +36,8 @@ with parsed as (
             'round_started', 'bet_placed', 'player_decided', 'dice_rolled', 'cards_dealt',
             'community_dealt', 'progressive_meter_recorded')
         or round_id is null)
+        and (round_id is null
+            or event_id not in (select event_id from {{ skipped_events() }}))
 )
 
 select
@@ -97,5 +101,17 @@ from parsed
         ({{ event_fields(lake_rows('events', since | int + 1, pinned | int)) }})
     {%- else -%}
         {{ ref('int_event_fields') }}
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro skipped_events() -%}
+    {#- lake.skipped_events, or no rows in a lake no consumer has opened since the table came
+        (the consumer creates it; a build only reads the lake). -#}
+    {%- if execute and adapter.get_relation(
+            database='lake', schema='main', identifier='skipped_events') is none -%}
+        (select null::varchar as event_id where false)
+    {%- else -%}
+        {{ source('lake', 'skipped_events') }}
     {%- endif -%}
 {%- endmacro %}

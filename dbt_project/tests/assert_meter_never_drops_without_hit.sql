@@ -50,23 +50,26 @@ ledger_breaks as (
         )
 ),
 
+-- readings in the order the table sent them, which is the order the lake stored them in: a
+-- device that restarts its numbering (EVT-SEQ seq_back, resynchronised) sends seq 1 again, so
+-- seq does not order a table's readings
 new_readings as (
-    select table_id, min(seq) as first_change
+    select table_id, min(lake_row_id) as first_change
     from {{ ref('int_meter_readings') }}
     where lake_row_id > {{ tested_up_to('events') }}
     group by table_id
 ),
 
 readings_from as (
-    {{ from_the_one_before('new_readings', ref('int_meter_readings'), 'seq') }}
+    {{ from_the_one_before('new_readings', ref('int_meter_readings'), 'lake_row_id') }}
 ),
 
 readings as (
     select
         r.*,
-        lag(r.meter_cents) over (partition by r.table_id order by r.seq) as previous_cents
+        lag(r.meter_cents) over (partition by r.table_id order by r.lake_row_id) as previous_cents
     from {{ ref('int_meter_readings') }} as r
-    inner join readings_from as f on f.table_id = r.table_id and r.seq >= f.from_value
+    inner join readings_from as f on f.table_id = r.table_id and r.lake_row_id >= f.from_value
 ),
 
 meter_hits as (

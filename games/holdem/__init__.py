@@ -5,7 +5,7 @@ engine (its procedure checks are table-level: consumers/table_checks.py); record
 record as JSON (`croupier settle`) to it; simulator.py: a simulated table; odds.py: the game
 math; profile.py: its rule profile."""
 
-from events.models import Game
+from events.models import Game, Spot
 from games.base import GameSpec
 from games.holdem import odds, record, round, strategy
 from games.holdem.profile import HoldemProfile
@@ -17,6 +17,7 @@ SPEC = GameSpec(
     default_profile="holdem/pe-2007",
     profile_type=HoldemProfile,
     void_rules=("ALL-5",),
+    decision_spot=Spot.CALL,
     table_rules=TableRules(
         deck_size=52,
         jokers_in_play=0,

@@ -17,6 +17,7 @@ SPEC = GameSpec(
     default_profile="pai-gow/pe-1999",
     profile_type=PaiGowProfile,
     void_rules=("PGP-A10e", "ALL-5"),
+    decision_spot=None,
     table_rules=TableRules(
         deck_size=53,
         jokers_in_play=1,

@@ -5,7 +5,7 @@ round.py: a round's events to the rules engine; record.py: a round record as JSO
 settle`) to it; simulator.py: a simulated table; odds.py: the game math; profile.py: its rule
 profile."""
 
-from events.models import Game
+from events.models import Game, Spot
 from games.base import GameSpec
 from games.tripoker import checks, odds, record, round, strategy
 from games.tripoker.profile import TripokerProfile
@@ -17,6 +17,7 @@ SPEC = GameSpec(
     default_profile="tripoker/pe-2005",
     profile_type=TripokerProfile,
     void_rules=("ALL-5",),
+    decision_spot=Spot.PLAY,
     table_rules=TableRules(
         deck_size=52,
         jokers_in_play=0,

@@ -143,6 +143,21 @@ def test_a_second_run_a_copy_or_stdin_of_the_same_recording_adds_nothing(
     assert lake_state(lake) == before
 
 
+def test_a_night_in_several_recordings_settles_as_in_one(
+    tmp_path: Path, small_night: list[Message]
+) -> None:
+    """A night recorded in parts, one after the other: each part numbers its lines from 0.
+    Each table's state was versioned by line number, so after a short second part the third
+    resumed from the state the longer first part left (the latest state is the highest
+    version): rounds settled twice, others lost. The lake holds what one recording gives."""
+    values = [m.value for m in small_night]
+    half = len(values) // 2
+    for n, part in enumerate((values[:half], values[half : half + 120], values[half + 120 :])):
+        consume_file(tmp_path / "parts", write_recording(tmp_path / f"part{n}.jsonl", part))
+    in_process(small_night, tmp_path / "whole", "whole")
+    assert derived_hashes(tmp_path / "parts") == derived_hashes(tmp_path / "whole")
+
+
 def test_stdin_is_one_more_path_to_the_same_recording(
     tmp_path: Path, small_night: list[Message], recording: Path
 ) -> None:

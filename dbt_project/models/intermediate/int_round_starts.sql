@@ -2,7 +2,8 @@
 
 -- Every round as it started: dealer, deck and the shuffler that prepared the deck (the device
 -- of the table's last shuffle_completed before the round, or manual@<table> for a hand
--- shuffle, PGP-A8a, TCP-A7). Known from the events before the round ends.
+-- shuffle, PGP-A8a, TCP-A7). Known from the events before the round ends. "Before" as the lake
+-- received them: a device that restarts its numbering sends seq 1 again.
 with starts as (
     select event_id, round_id, table_id, game, seq, occurred_at, dealer_id, deck_id, lake_row_id
     from {{ new_event_fields() }}
@@ -11,7 +12,7 @@ with starts as (
 ),
 
 shuffles_all as (
-    select table_id, seq, coalesce(shuffle_device, 'manual@' || table_id) as shuffler
+    select table_id, lake_row_id, coalesce(shuffle_device, 'manual@' || table_id) as shuffler
     from {{ ref('int_table_events') }}
     where event_type = 'shuffle_completed'
 ),
@@ -19,8 +20,9 @@ shuffles_all as (
 -- per table with new rounds, its last shuffle before the first of them: the shuffles from it
 -- on are all the join below can pick (sorting every shuffle of the lake for it cost 0.3 s)
 since as (
-    select sh.table_id, max(sh.seq) filter (where sh.seq < f.seq) as seq
-    from (select table_id, min(seq) as seq from starts group by all) as f
+    select sh.table_id, max(sh.lake_row_id) filter (where sh.lake_row_id < f.lake_row_id)
+        as lake_row_id
+    from (select table_id, min(lake_row_id) as lake_row_id from starts group by all) as f
     inner join shuffles_all as sh on sh.table_id = f.table_id
     group by all
 ),
@@ -28,7 +30,7 @@ since as (
 shuffles as (
     select sh.*
     from shuffles_all as sh inner join since as b on b.table_id = sh.table_id
-    where sh.seq >= coalesce(b.seq, sh.seq)
+    where sh.lake_row_id >= coalesce(b.lake_row_id, sh.lake_row_id)
 )
 
 select
@@ -43,4 +45,4 @@ select
     sh.shuffler,
     s.lake_row_id
 from starts as s
-asof left join shuffles as sh on sh.table_id = s.table_id and s.seq > sh.seq
+asof left join shuffles as sh on sh.table_id = s.table_id and s.lake_row_id > sh.lake_row_id

@@ -5,7 +5,7 @@ with tray_events as (
     select
         *,
         sum(case when event_type = 'inventory_counted' and inventory_kind = 'opening'
-            then 1 else 0 end) over (partition by table_id order by seq) as session_no
+            then 1 else 0 end) over (partition by table_id order by lake_row_id) as session_no
     from {{ ref('int_table_events') }}
     where event_type in ('inventory_counted', 'fill_recorded', 'credit_recorded', 'drop_recorded',
         'table_opened', 'table_closed')
@@ -21,8 +21,8 @@ select
     max(occurred_at) filter (where inventory_kind = 'closing') as counted_closed_at,
     max(occurred_at) filter (where event_type = 'table_closed') as table_closed_at,
     -- the opening count starts the session; the last closing count in it ends the tray's story
-    arg_min(inventory_cents, seq) filter (where inventory_kind = 'opening') as opening_inventory_cents,
-    arg_max(inventory_cents, seq) filter (where inventory_kind = 'closing') as closing_inventory_cents,
+    arg_min(inventory_cents, lake_row_id) filter (where inventory_kind = 'opening') as opening_inventory_cents,
+    arg_max(inventory_cents, lake_row_id) filter (where inventory_kind = 'closing') as closing_inventory_cents,
     coalesce(sum(amount_cents) filter (where event_type = 'fill_recorded'), 0)::bigint as fills_cents,
     coalesce(sum(amount_cents) filter (where event_type = 'credit_recorded'), 0)::bigint as credits_cents,
     coalesce(sum(amount_cents) filter (where event_type = 'drop_recorded'), 0)::bigint as drop_cents,
