@@ -201,18 +201,26 @@ def _evaluated(
             yield meta, answer, None
 
 
-def _expectation_rows(answer: RoundExpectation) -> Iterator[dict[str, Any]]:
-    for seat, seen in sorted(answer.seats.items()):
+def _expectation_rows(answer: RoundExpectation, meta: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """One row per position the game valued; a position whose every wager was returned (not in
+    action: a play or call without its ante) is 0 whatever the cards, exactly, which the game,
+    valuing the seats that play, does not list."""
+    rows = {
+        seat: (seen.mean_cents, seen.variance, seen.samples) for seat, seen in answer.seats.items()
+    }
+    for seat in meta["returned_seats"]:
+        rows.setdefault(seat, (0.0, 0.0, None))
+    for seat, (mean, variance, samples) in sorted(rows.items()):
         yield {
             "seat": seat,
-            "expected_house_cents": seen.mean_cents,
-            "expected_variance": seen.variance,
-            "samples": seen.samples,
+            "expected_house_cents": mean,
+            "expected_variance": variance,
+            "samples": samples,
             "round_variance": answer.total_variance,
         }
 
 
-def _evidence_rows(answer: dict[int, Informed]) -> Iterator[dict[str, Any]]:
+def _evidence_rows(answer: dict[int, Informed], meta: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for seat, one in sorted(answer.items()):
         yield {
             "seat": seat,
@@ -226,7 +234,7 @@ def _evidence_rows(answer: dict[int, Informed]) -> Iterator[dict[str, Any]]:
 
 
 # evaluation -> its table's schema and rows of one round's answer
-_TABLES: dict[str, tuple[pa.Schema, Callable[[Any], Iterator[dict[str, Any]]]]] = {
+_TABLES: dict[str, tuple[pa.Schema, Callable[[Any, dict[str, Any]], Iterator[dict[str, Any]]]]] = {
     "expected": (ARROW_SCHEMAS[EVALUATION_TABLES["expected"]], _expectation_rows),
     "informed": (ARROW_SCHEMAS[EVALUATION_TABLES["informed"]], _evidence_rows),
 }
@@ -244,7 +252,9 @@ def evaluation_table(
     for meta, answer, note in _evaluated(
         con, picked, lake, lambda game: getattr(GAMES[game], evaluation)
     ):
-        found: list[dict[str, Any]] = [{"note": note}] if answer is None else list(rows_of(answer))
+        found: list[dict[str, Any]] = (
+            [{"note": note}] if answer is None else list(rows_of(answer, meta))
+        )
         for values in found:
             values.update(round_id=meta["round_id"], evaluation_version=EVALUATION_VERSION)
             for name in schema.names:

@@ -109,44 +109,45 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
     stream = sorted({f.rule_id for f in state.round_findings if f.rule_id.startswith("EVT-")})
     if stream:
         row["status_reason"] = "settled on a stream with " + ", ".join(stream)
-    _settlement_rows(result, state, game, kinds, settled, bets)
+    _settlement_rows(result, state, spec, kinds, settled, bets)
     return result
+
+
+def _wagers(kinds: RoundEvents, spec: GameSpec) -> list[tuple[int, str, str | None, int]]:
+    """Every wager the round took, as (seat, spot, player_ref, céntimos), one per seat and spot
+    (a settlement line's key): the bets placed, and the play or call a player's decision put
+    beside the ante (its player the ante's)."""
+    bets = kinds.of(BetPlaced)
+    refs: dict[tuple[int, str] | int, str | None] = {}
+    staked: dict[tuple[int, str], int] = defaultdict(int)
+    for b in bets:
+        staked[(b.seat, b.spot)] += b.amount_cents
+        refs[(b.seat, b.spot)] = refs[b.seat] = b.player_ref
+    if spec.decision_spot is not None:
+        for d in kinds.of(PlayerDecided):
+            if d.amount_cents > 0:
+                staked[(d.seat, spec.decision_spot)] += d.amount_cents
+    return [
+        (seat, spot, refs.get((seat, spot), refs.get(seat)), amount)
+        for (seat, spot), amount in staked.items()
+    ]
+
+
+def _returned(
+    state: TableState, wager: tuple[int, str, str | None, int], rules: list[str]
+) -> dict[str, Any]:
+    seat, spot, player_ref, amount = wager
+    return _row(
+        state, seat, spot, "player", player_ref, amount, "returned", 0, 0, 0, 0, 0, rules, None
+    )
 
 
 def _return_wagers(
     result: RoundResult, state: TableState, kinds: RoundEvents, spec: GameSpec
 ) -> None:
-    """A voided round returns every wager on the table (the game's void articles): each bet
-    placed, and the play or call a player's decision put beside the ante (its player the
-    ante's)."""
-    bets = kinds.of(BetPlaced)
-    wagers = [(b.seat, b.spot, b.player_ref, b.amount_cents) for b in bets]
-    if spec.decision_spot is not None:
-        refs = {b.seat: b.player_ref for b in bets}
-        wagers += [
-            (d.seat, spec.decision_spot, refs.get(d.seat), d.amount_cents)
-            for d in kinds.of(PlayerDecided)
-            if d.amount_cents > 0
-        ]
-    for seat, spot, player_ref, amount in wagers:
-        result.rows["settlements"].append(
-            _row(
-                state,
-                seat,
-                spot,
-                "player",
-                player_ref,
-                amount,
-                "returned",
-                0,
-                0,
-                0,
-                0,
-                0,
-                list(spec.void_rules),
-                None,
-            )
-        )
+    """A voided round returns every wager on the table (the game's void articles)."""
+    rules = list(spec.void_rules)
+    result.rows["settlements"] += [_returned(state, w, rules) for w in _wagers(kinds, spec)]
 
 
 def _row(
@@ -206,7 +207,7 @@ def _row(
 def _settlement_rows(
     result: RoundResult,
     state: TableState,
-    game: Game,
+    spec: GameSpec,
     kinds: RoundEvents,
     settled: RoundSettlement,
     bets: Sequence[BetPlaced],
@@ -252,7 +253,11 @@ def _settlement_rows(
             # that group several lines.
             row["payout_difference_cents"] = _recorded_net(rec) - sum(ln.net_cents for ln in lines)
         if rec is not None and row["payout_difference_cents"]:
-            result.findings += _payment_findings(game, rec, lines)
+            result.findings += _payment_findings(spec, rec, lines)
+    # A wager the rules engine settled on no line is not in action (a play, call or progressive
+    # of a seat without an ante): returned, by the article its check reports it under.
+    rules = list(spec.unplayed_rules)
+    rows += [_returned(state, w, rules) for w in _wagers(kinds, spec) if w[:2] not in computed]
     result.round_row["house_result_cents"] = settled.house_result_cents
     for entry_no, entry in enumerate(settled.jackpot, start=1):
         result.rows["jackpot_ledger"].append(
@@ -278,7 +283,7 @@ def _recorded_net(rec: PayoutRecorded) -> int:
 
 
 def _payment_findings(
-    game: Game, rec: PayoutRecorded, lines: Sequence[Settlement]
+    spec: GameSpec, rec: PayoutRecorded, lines: Sequence[Settlement]
 ) -> list[Finding]:
     """The dealer's recorded payout against the rules' (platform: 'payout recorded ≠ payout
     computed; commission not collected')."""
@@ -303,7 +308,7 @@ def _payment_findings(
             finding_at(rec, "PGP-A17c", "commission_not_collected", Severity.CRITICAL, **evidence)
         ]
     check = "overpayment" if recorded_net > net else "underpayment"
-    return [finding_at(rec, GAMES[game].table_rules.payment, check, Severity.CRITICAL, **evidence)]
+    return [finding_at(rec, spec.table_rules.payment, check, Severity.CRITICAL, **evidence)]
 
 
 # ---------------------------------------------------------------------------------------------

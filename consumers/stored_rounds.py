@@ -19,13 +19,13 @@ def stored_rounds(
     con: Any, picked: str, params: Sequence[Any] = (), *, lake: str = ""
 ) -> Iterator[tuple[dict[str, Any], list[Event]]]:
     """Each round `picked` selects (a SELECT of lake `rounds` rows), per table in time order:
-    what the lake recorded (game, handle, house result, profile, the meter before it) and its
-    events in the order the lake received them, those the consumer applied to it: not those it
-    skipped (lake.skipped_events: a replayed round's, one outside its round, one after its
-    round closed). A round with a stored event that
-    does not parse has `unreadable` (why) in what it gives, and the other events. `lake`
-    prefixes the lake's table names (`lake.main.` where the session's default catalog is
-    another)."""
+    what the lake recorded (game, handle, house result, the seats whose every line was
+    returned, profile, the meter before it) and its events in the order the lake received
+    them, those the consumer applied to it: not those it skipped (lake.skipped_events: a
+    replayed round's, one outside its round, one after its round closed). A round with a
+    stored event that does not parse has `unreadable` (why) in what it gives, and the other
+    events. `lake` prefixes the lake's table names (`lake.main.` where the session's default
+    catalog is another)."""
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE stored_picked AS
@@ -41,10 +41,18 @@ def stored_rounds(
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE picked_rounds AS
-        WITH lines AS (
-            SELECT s.round_id, sum(s.wager_cents)::BIGINT AS handle_cents,
-                   sum(s.house_result_cents)::BIGINT AS house_result_cents
-            FROM {lake}settlements s JOIN stored_picked USING (round_id) GROUP BY s.round_id
+        WITH seats AS (
+            SELECT s.round_id, s.seat, sum(s.wager_cents) AS wager_cents,
+                   sum(s.house_result_cents) AS house_result_cents,
+                   bool_and(s.outcome = 'returned' AND s.bettor = 'player') AS returned
+            FROM {lake}settlements s JOIN stored_picked USING (round_id)
+            GROUP BY s.round_id, s.seat
+        ),
+        lines AS (
+            SELECT round_id, sum(wager_cents)::BIGINT AS handle_cents,
+                   sum(house_result_cents)::BIGINT AS house_result_cents,
+                   list(seat ORDER BY seat) FILTER (WHERE returned) AS returned_seats
+            FROM seats GROUP BY round_id
         ),
         ledger AS (
             SELECT j.table_id, j.round_id, max(j.occurred_at) AS occurred_at,
@@ -61,6 +69,7 @@ def stored_rounds(
         SELECT p.*, (p.started_at AT TIME ZONE 'UTC')::DATE AS day,
                coalesce(l.handle_cents, 0) AS handle_cents,
                coalesce(l.house_result_cents, 0) AS house_result_cents,
+               coalesce(l.returned_seats, []) AS returned_seats,
                coalesce(own.meter_before_cents, last.meter_cents) AS meter_cents
         FROM stored_picked p
         LEFT JOIN lines l USING (round_id)
@@ -79,8 +88,8 @@ def stored_rounds(
     cursor = con.execute(
         f"""
         SELECT w.round_id, w.table_id, w.game, w.profile, w.profile_version, w.day,
-               w.handle_cents, w.house_result_cents, w.meter_cents, w.started_at, w.ended_at,
-               e.payload
+               w.handle_cents, w.house_result_cents, w.returned_seats, w.meter_cents,
+               w.started_at, w.ended_at, e.payload
         FROM picked_rounds w
         JOIN {lake}events e ON e.round_id = w.round_id AND e.table_id = w.table_id
         WHERE {applied}
@@ -95,8 +104,8 @@ def stored_rounds(
         if not batch:
             break
         for (
-            round_id, table_id, game, prof, version, day, handle, house, meter, started, ended,
-            payload,
+            round_id, table_id, game, prof, version, day, handle, house, returned, meter,
+            started, ended, payload,
         ) in batch:  # fmt: skip
             if current is None or current["round_id"] != round_id:
                 if current is not None:
@@ -110,6 +119,7 @@ def stored_rounds(
                     "day": day,
                     "handle_cents": int(handle),
                     "house_result_cents": int(house),
+                    "returned_seats": tuple(returned),
                     "meter_cents": None if meter is None else int(meter),
                     "started_at": started,
                     "ended_at": ended,

@@ -16,12 +16,14 @@ from events.models import (
     Decision,
     Event,
     Game,
+    PlayerDecided,
     Recipient,
     RoundStarted,
+    RoundVoided,
     Spot,
 )
 from rules.cards import CANONICAL
-from rules.procedure import Finding, TableRules
+from rules.procedure import Finding, Severity, TableRules, finding_at
 from rules.profile import Profile
 from rules.settlement import RoundError, RoundSettlement
 
@@ -71,6 +73,10 @@ class GameSpec:
     # The spot of the wager a player's decision makes (player_decided's amount: Tripóker's play,
     # Hold'em's call); None for a game without decisions. A void returns it like a bet placed.
     decision_spot: Spot | None
+    # The articles by which a wager the rules engine settles on no line is not in action (a
+    # play, call or progressive of a seat without an ante): the consumer returns it, and the
+    # game's check reports it under the same article.
+    unplayed_rules: tuple[str, ...]
     table_rules: TableRules  # its deck, and its articles for the procedures every game has
     # The game's procedure checks on a closed round's events (ALL-* checks are shared).
     checks: Callable[[RoundEvents, Profile], list[Finding]]
@@ -164,6 +170,46 @@ def started(kinds: RoundEvents) -> RoundStarted:
     if found is None:  # the processor opens a round only on its round_started
         raise RoundError("the round has no round_started")
     return found
+
+
+def played(decided: PlayerDecided | None, wagering: Decision) -> int | None:
+    """The wager a decision recorded (Tripóker's play, Hold'em's call), for the rules engine to
+    settle; None for another decision (a fold wagers nothing) or none."""
+    if decided is None or decided.decision is not wagering:
+        return None
+    return decided.amount_cents
+
+
+def decision_amounts(
+    kinds: RoundEvents, wagering: Decision, multiple: int, rule_id: str
+) -> list[Finding]:
+    """A decision's wager is `multiple × ante` of its seat for `wagering` (DEF-TCP2's play,
+    DEF-THP1's call) and nothing for a fold: a decision recording another amount breaks
+    `rule_id`. The rules engine settles the amount recorded (the money in the box), so this
+    finding is what says it is not the article's. Seats without an ante are the games' own
+    findings; a voided round returns every wager (ALL-5) and is not judged."""
+    if kinds.of(RoundVoided):
+        return []
+    antes: dict[int, int] = defaultdict(int)
+    for bet in kinds.of(BetPlaced):
+        if bet.spot is Spot.ANTE:
+            antes[bet.seat] += bet.amount_cents
+    findings = []
+    for event in kinds.of(PlayerDecided):
+        if event.seat not in antes:
+            continue
+        rule_cents = antes[event.seat] * multiple if event.decision is wagering else 0
+        if event.amount_cents != rule_cents:
+            findings.append(
+                finding_at(
+                    event, rule_id, "decision_amount", Severity.MAJOR,
+                    seat=event.seat,
+                    decision=event.decision.value,
+                    recorded_cents=event.amount_cents,
+                    rule_cents=rule_cents,
+                )
+            )  # fmt: skip
+    return findings
 
 
 def stakes(kinds: RoundEvents, spots: Sequence[Spot]) -> dict[Spot, dict[int, int]]:

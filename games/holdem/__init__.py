@@ -18,6 +18,7 @@ SPEC = GameSpec(
     profile_type=HoldemProfile,
     void_rules=("ALL-5",),
     decision_spot=Spot.CALL,
+    unplayed_rules=("DEF-THP1",),
     table_rules=TableRules(
         deck_size=52,
         jokers_in_play=0,

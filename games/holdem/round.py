@@ -12,7 +12,7 @@ from events.models import (
     RoundVoided,
     Spot,
 )
-from games.base import RoundEvents, cards, dealt, stakes, started
+from games.base import RoundEvents, cards, dealt, decision_amounts, played, stakes, started
 from games.holdem.profile import HoldemProfile
 from games.holdem.rules import HoldemRound, HoldemSeat, settle_holdem
 from rules.procedure import Finding, Severity, finding_at
@@ -24,25 +24,34 @@ def round_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
     """Hold'em's round procedures (the decks alternating, THP-A2d, is checked at round start).
 
     A seat plays by its ante (DEF-THP1: the player folds, losing the ante, or calls 2 x
-    ante): a seat dealt hole cards or deciding with no ante in the round breaks it. The rules
+    ante): a seat dealt hole cards, deciding or betting the progressive with no ante in the
+    round breaks it. The rules
     engine settles the round without such a seat (its cards, its call and a progressive bet
-    win or lose nothing), so the money in its boxes is named here, or it would be nowhere.
-    One finding per seat, at its first such event; none for a voided round (ALL-5: nobody
-    played it)."""
+    win or lose nothing; the consumer returns the money in its boxes), so that money is named
+    here. One finding per seat, at its first such event; none for a voided round (ALL-5:
+    nobody played it). A call of another amount than DEF-THP1's, or a fold recording one, is
+    `decision_amount`."""
     if kinds.of(RoundVoided):
         return []
+    findings = []
+    if isinstance(profile, HoldemProfile):
+        findings += decision_amounts(kinds, Decision.CALL, profile.call_multiple, "DEF-THP1")
     anted = {b.seat for b in kinds.of(BetPlaced) if b.spot is Spot.ANTE}
-    first: dict[int, CardsDealt | PlayerDecided] = {}
+    first: dict[int, BetPlaced | CardsDealt | PlayerDecided] = {}
     for event in kinds.all:
         if (
-            isinstance(event, (CardsDealt, PlayerDecided))
+            isinstance(event, (BetPlaced, CardsDealt, PlayerDecided))
             and event.seat is not None
             and event.seat not in anted
-            and (isinstance(event, PlayerDecided) or event.recipient is Recipient.SEAT)
+            and (
+                isinstance(event, PlayerDecided)
+                or (isinstance(event, CardsDealt) and event.recipient is Recipient.SEAT)
+                or (isinstance(event, BetPlaced) and event.spot is Spot.PROGRESSIVE)
+            )
         ):
             first.setdefault(event.seat, event)
     decided = {e.seat: e for e in kinds.of(PlayerDecided)}
-    return [
+    return findings + [
         finding_at(
             event, "DEF-THP1", "play_without_ante", Severity.MAJOR,
             seat=seat,
@@ -85,17 +94,18 @@ def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> Rou
 
 def seats(kinds: RoundEvents, holes: dict[int, tuple[int, ...]]) -> tuple[HoldemSeat, ...]:
     """Every seat with an ante, in seat order: its ante, progressive, hole cards (`holes`, as
-    `dealt` gives them) and decision."""
+    `dealt` gives them), decision and the call recorded."""
     by_spot = stakes(kinds, (Spot.ANTE, Spot.PROGRESSIVE))  # the call is a decision's
     antes, progressive = by_spot[Spot.ANTE], by_spot[Spot.PROGRESSIVE]
-    decisions = {e.seat: e.decision for e in kinds.of(PlayerDecided)}
+    decided = {e.seat: e for e in kinds.of(PlayerDecided)}
     return tuple(
         HoldemSeat(
             seat=seat,
             ante_cents=antes[seat],
             progressive_cents=progressive.get(seat, 0),
             hole=holes[seat],
-            decision=decisions[seat],
+            decision=decided[seat].decision,
+            call_cents=played(decided[seat], Decision.CALL),
         )
         for seat in sorted(antes)
     )

@@ -68,13 +68,17 @@ def calls_simple_strategy(hole: Sequence[int], flop: Sequence[int]) -> bool:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class HoldemSeat:
-    """One seat: ante, the optional progressive wager, two hole cards and call or fold."""
+    """One seat: ante, the optional progressive wager, two hole cards and call or fold. The
+    call is `call_multiple × ante` (DEF-THP1); `call_cents`, when given, is the call as the
+    table recorded it, which is settled whatever its amount (another amount than DEF-THP1's is
+    a violation of its own, not unsettled money)."""
 
     seat: int
     ante_cents: int
     progressive_cents: int
     hole: tuple[int, ...]
     decision: Decision
+    call_cents: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -121,7 +125,8 @@ def settle_holdem(game: HoldemRound, profile: HoldemProfile) -> RoundSettlement:
         if seat.decision is not _CALLED:
             add(line(number, _ANTE, ante, _FOLDED, 0, 0, -ante, ante, _FOLD))
         else:
-            call, strength = ante * multiple, next(strengths)
+            call = ante * multiple if seat.call_cents is None else seat.call_cents
+            strength = next(strengths)
             if qualifies and strength <= dealer:  # the dealer wins both; equal hands push both
                 outcome, sign = (_PUSH, 0) if strength == dealer else (_LOSE, -1)
                 add(line(number, _ANTE, ante, outcome, 0, 0, sign * ante, -sign * ante, rules))
@@ -233,6 +238,7 @@ def _check_round(game: HoldemRound, profile: HoldemProfile) -> None:
         if (
             len(hole) != 2
             or seat.ante_cents <= 0
+            or (seat.call_cents or 0) < 0
             or seat.decision not in _DECISIONS
             or (seat.progressive_cents and seat.progressive_cents != wager)
         ):
@@ -264,6 +270,8 @@ def _seat_problem(seat: HoldemSeat, wager: int) -> str:
         return "a seat holds 2 cards (DEF-THP1)"
     if seat.ante_cents <= 0:
         return "needs an ante (DEF-THP1)"
+    if (seat.call_cents or 0) < 0:
+        return "a negative call"
     if seat.decision not in _DECISIONS:
         return "Hold'em decisions are call or fold"
     return f"the progressive wager is {wager} céntimos (DEF-THP4)"

@@ -1,14 +1,23 @@
 """Tripóker's procedure checks on a round's events: three cards to each hand (TCP-A8), the order
 of the deal (TCP-A10a), the dealer's exposed card (TCP-A10b) and a bet for every seat dealt
-(TCP-A9c)."""
+(TCP-A9c), and the play bet (DEF-TCP2)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence, Set
 
-from events.models import BetPlaced, CardsDealt, Event, Recipient, RoundVoided, Spot
-from games.base import RoundEvents
+from events.models import (
+    BetPlaced,
+    CardsDealt,
+    Decision,
+    Event,
+    PlayerDecided,
+    Recipient,
+    RoundVoided,
+    Spot,
+)
+from games.base import RoundEvents, decision_amounts
 from games.tripoker.profile import TripokerProfile
 from rules.procedure import Finding, Severity, finding_at
 from rules.profile import Profile
@@ -204,10 +213,32 @@ def seats_without_bet(events: Sequence[Event]) -> list[Finding]:
     ]
 
 
+def plays_without_ante(kinds: RoundEvents) -> list[Finding]:
+    """The play bet is the ante's multiple (DEF-TCP2): a seat with no ante in the round has none
+    to make (a pair-plus-only player stays in without one, DEF-TCP6). A seat deciding `play`, or
+    recording a play amount, with no ante breaks it; the consumer returns the amount (it is in
+    no settled bet) and this finding names it. None for a voided round (ALL-5)."""
+    if kinds.of(RoundVoided):
+        return []
+    anted = {b.seat for b in kinds.of(BetPlaced) if b.spot is Spot.ANTE}
+    return [
+        finding_at(
+            event, "DEF-TCP2", "play_without_ante", Severity.MAJOR,
+            seat=event.seat,
+            decision=event.decision.value,
+            play_cents=event.amount_cents,
+        )
+        for event in kinds.of(PlayerDecided)
+        if event.seat not in anted and (event.decision is Decision.PLAY or event.amount_cents)
+    ]  # fmt: skip
+
+
 def round_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
     findings = three_card_hands(kinds.all)
     findings += tripoker_deal_order(kinds.all)
     findings += seats_without_bet(kinds.all)
+    findings += plays_without_ante(kinds)
     if isinstance(profile, TripokerProfile):
         findings += tripoker_exposed_card(kinds.all, set(profile.exposed_dealer_cards))
+        findings += decision_amounts(kinds, Decision.PLAY, profile.play_multiple, "DEF-TCP2")
     return findings

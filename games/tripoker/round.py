@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from events.models import DealerRevealed, PlayerDecided, Spot
-from games.base import RoundEvents, cards, dealt, stakes, started
+from events.models import DealerRevealed, Decision, PlayerDecided, Spot
+from games.base import RoundEvents, cards, dealt, played, stakes, started
 from games.tripoker.profile import TripokerProfile
 from games.tripoker.rules import TripokerRound, TripokerSeat, settle_tripoker
 from rules.profile import Profile
@@ -18,7 +18,8 @@ def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> Rou
 
 def record(kinds: RoundEvents) -> TripokerRound:
     """The rules engine's record of the round: every seat with an ante or pair plus (its cards,
-    decision), the dealer's cards; a dealer reveal of other cards than dealt is refused."""
+    decision and the play bet recorded), the dealer's cards; a dealer reveal of other cards
+    than dealt is refused."""
     start = started(kinds)
     hands, dealer = dealt(kinds)
     revealed = kinds.first(DealerRevealed)
@@ -26,14 +27,15 @@ def record(kinds: RoundEvents) -> TripokerRound:
         raise RoundError("the dealer revealed cards other than those dealt")
     by_spot = stakes(kinds, (Spot.ANTE, Spot.PAIR_PLUS))  # the play bet is a decision's
     antes, pair_plus = by_spot[Spot.ANTE], by_spot[Spot.PAIR_PLUS]
-    decisions = {e.seat: e.decision for e in kinds.of(PlayerDecided)}
+    decided = {e.seat: e for e in kinds.of(PlayerDecided)}
     seats = tuple(
         TripokerSeat(
             seat=seat,
             ante_cents=antes.get(seat, 0),
             pair_plus_cents=pair_plus.get(seat, 0),
             cards=hands[seat],
-            decision=decisions.get(seat),
+            decision=decided[seat].decision if seat in decided else None,
+            play_cents=played(decided.get(seat), Decision.PLAY),
         )
         for seat in sorted(set(antes) | set(pair_plus))
     )

@@ -49,13 +49,17 @@ class TripokerSeat:
     """One betting zone (TCP-A9c): ante and/or pair plus, the 3 cards, and the decision.
 
     `decision` is `play` or `fold` (TCP-A11a); None for a pair-plus-only player, who stays in
-    without a play bet. The play bet itself is `play_multiple × ante` (DEF-TCP2)."""
+    without a play bet. The play bet is `play_multiple × ante` (DEF-TCP2); `play_cents`, when
+    given, is the play bet as the table recorded it, which is settled whatever its amount (a
+    play bet of another amount than DEF-TCP2's is a violation of its own, not unsettled money).
+    """
 
     seat: int
     ante_cents: int
     pair_plus_cents: int
     cards: tuple[int, ...]
     decision: Decision | None
+    play_cents: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -89,7 +93,7 @@ def settle_tripoker(game: TripokerRound, profile: TripokerProfile) -> RoundSettl
         if ante and folded:
             add(line(number, _ANTE, ante, _FOLDED, 0, 0, -ante, ante, _FOLD_RULES))
         elif ante:
-            play = ante * multiple
+            play = ante * multiple if seat.play_cents is None else seat.play_cents
             if not qualifies:  # the ante wins 1:1, the play pushes
                 add(line(number, _ANTE, ante, _WIN, ante, 0, ante, -ante, _NOT_QUALIFIED))
                 add(line(number, _PLAY, play, _PUSH, 0, 0, 0, 0, _NOT_QUALIFIED))
@@ -146,7 +150,7 @@ def _check_round(game: TripokerRound) -> None:
         if len(seat.cards) != HAND_SIZE:
             raise RoundError(f"{where}: seat {seat.seat} must hold 3 cards (TCP-A8)")
         cards.extend(seat.cards)
-        if seat.ante_cents < 0 or seat.pair_plus_cents < 0:
+        if seat.ante_cents < 0 or seat.pair_plus_cents < 0 or (seat.play_cents or 0) < 0:
             raise RoundError(f"{where}: seat {seat.seat} has a negative wager")
         if not seat.ante_cents and not seat.pair_plus_cents:
             raise RoundError(f"{where}: seat {seat.seat} has no bet (TCP-A9c)")

@@ -266,6 +266,101 @@ def test_a_round_voided_after_a_decision_returns_the_play_or_call_too(
     build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True)
 
 
+def test_a_wager_the_rules_do_not_settle_is_returned_and_another_amount_settled_as_recorded(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    """Every wager the events name has its settlement line, whatever the device sent. One lost
+    message was enough to break that: a Tripóker ante that arrives after its round closed is
+    late (not applied), so the seat's play, with no ante (DEF-TCP2: the play bet is the
+    ante's), was in no line and reported by nothing; a Hold'em call of another amount than
+    2 × ante (DEF-THP1) was settled as the article's amount, unreported, and a fold recording
+    an amount left it in no line. The marts' settlement-per-bet test failed on every build
+    after either. Now the play is returned (DEF-TCP2) and reported, the call settled on the
+    céntimos recorded and reported, the fold's amount returned (DEF-THP1)."""
+    events = decode(CLEAN.messages)
+    play = find(
+        events,
+        lambda e: e["event_type"] == "player_decided" and e["game"] == "tripoker"
+        and e["decision"] == "play" and e["seat"] != 1,
+        4,
+    )  # fmt: skip
+    played = events[play]  # kept by reference: the indices move below
+    tp_round, tp_seat = played["round_id"], played["seat"]
+    ante = find(
+        events,
+        lambda e: e["round_id"] == tp_round and e["event_type"] == "bet_placed"
+        and e["seat"] == tp_seat and e["spot"] == "ante",
+    )  # fmt: skip
+    ended = find(events, lambda e: e["round_id"] == tp_round and e["event_type"] == "round_ended")
+    late = events.pop(ante)
+    events.insert(ended, late)  # right after round_ended (the pop moved it one up): late
+    call = find(
+        events,
+        lambda e: e["event_type"] == "player_decided" and e["game"] == "holdem"
+        and e["decision"] == "call",
+        6,
+    )  # fmt: skip
+    events[call]["amount_cents"] += 100
+    fold = find(
+        events,
+        lambda e: e["event_type"] == "player_decided" and e["game"] == "holdem"
+        and e["decision"] == "fold" and e["round_id"] != events[call]["round_id"],
+        4,
+    )  # fmt: skip
+    events[fold]["amount_cents"] = 700
+    touched = {tp_round, events[call]["round_id"], events[fold]["round_id"]}
+    con = settle(tmp_path / "lake", encode(events))
+    assert violations(con, "DEF-TCP2") == Counter({"DEF-TCP2/play_without_ante": 1})
+    assert violations(con, "DEF-THP1") == Counter({"DEF-THP1/decision_amount": 2})
+    assert violations(con, "EVT-ENGINE") == Counter()
+    (skipped,) = con.execute("SELECT event_id FROM skipped_events WHERE reason = 'late'").fetchone()
+    assert skipped == late["event_id"]
+
+    def line(decided: Event, spot: str) -> tuple[Any, ...]:
+        return (
+            con.execute(
+                "SELECT wager_cents, outcome, net_cents, house_result_cents, rule_ids "
+                "FROM settlements WHERE round_id = ? AND seat = ? AND spot = ?",
+                [decided["round_id"], decided["seat"], spot],
+            ).fetchone()
+            or ()
+        )
+
+    assert line(played, "play") == (
+        played["amount_cents"],
+        "returned",
+        0,
+        0,
+        ["DEF-TCP2"],
+    )
+    assert line(events[fold], "call") == (700, "returned", 0, 0, ["DEF-THP1"])
+    called = line(events[call], "call")
+    assert called[0] == events[call]["amount_cents"] and called[1] != "returned"
+    assert abs(called[2]) in (0, called[0])  # 1:1 or a push on what is in the box
+    for round_id in touched:  # every wager applied has its line, for the amount wagered
+        placed: Counter[tuple[int, str]] = Counter()
+        for e in events:
+            if e["round_id"] != round_id or e["event_id"] == skipped:
+                continue
+            if e["event_type"] == "bet_placed":
+                placed[(e["seat"], e["spot"])] += e["amount_cents"]
+            elif e["event_type"] == "player_decided":
+                placed[(e["seat"], "play" if e["game"] == "tripoker" else "call")] += e[
+                    "amount_cents"
+                ]
+        lines: Counter[tuple[int, str]] = Counter()
+        for seat, spot, wager in con.execute(
+            "SELECT seat, spot, wager_cents FROM settlements "
+            "WHERE round_id = ? AND bettor = 'player'",
+            [round_id],
+        ).fetchall():
+            lines[(seat, spot)] += wager
+        assert +lines == +placed, round_id
+    assert_untouched_equal(clean, by_round(con), touched)
+    con.close()
+    build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True)
+
+
 def test_the_same_breach_twice_in_one_event_gets_two_ids_the_same_on_a_rerun() -> None:
     """Whatever check reports a breach twice alike: both rows kept, the second numbered."""
     from consumers.processor import Processor

@@ -128,13 +128,16 @@ def tripoker_rounds(draw: st.DrawFn) -> TripokerRound:
         ante = draw(st.just(0) | wagers)
         pair_plus = draw(wagers) if not ante or draw(st.booleans()) else 0
         choices = [Decision.PLAY, Decision.FOLD] if ante else [None, Decision.FOLD]
+        decision = draw(st.sampled_from(choices))
         seats.append(
             TripokerSeat(
                 seat=number,
                 ante_cents=ante,
                 pair_plus_cents=pair_plus,
                 cards=tuple(deck[number * 3 : number * 3 + 3]),
-                decision=draw(st.sampled_from(choices)),
+                decision=decision,
+                # the play bet as recorded: DEF-TCP2's (None) or any other amount
+                play_cents=draw(st.none() | wagers) if decision is Decision.PLAY else None,
             )
         )
     return TripokerRound(round_id="t", dealer_cards=tuple(deck[:3]), seats=tuple(seats))
@@ -143,21 +146,25 @@ def tripoker_rounds(draw: st.DrawFn) -> TripokerRound:
 @st.composite
 def holdem_rounds(draw: st.DrawFn) -> HoldemRound:
     deck = draw(st.permutations(range(52)))
-    seats = tuple(
-        HoldemSeat(
-            seat=number,
-            ante_cents=draw(wagers),
-            progressive_cents=draw(st.sampled_from([0, 500])),
-            hole=tuple(deck[number * 2 : number * 2 + 2]),
-            decision=draw(st.sampled_from([Decision.CALL, Decision.FOLD])),
+    seats = []
+    for number in sorted(draw(st.sets(st.integers(1, 7), min_size=1))):
+        decision = draw(st.sampled_from([Decision.CALL, Decision.FOLD]))
+        seats.append(
+            HoldemSeat(
+                seat=number,
+                ante_cents=draw(wagers),
+                progressive_cents=draw(st.sampled_from([0, 500])),
+                hole=tuple(deck[number * 2 : number * 2 + 2]),
+                decision=decision,
+                # the call as recorded: DEF-THP1's (None) or any other amount
+                call_cents=draw(st.none() | wagers) if decision is Decision.CALL else None,
+            )
         )
-        for number in sorted(draw(st.sets(st.integers(1, 7), min_size=1)))
-    )
     return HoldemRound(
         round_id="h",
         dealer_hole=tuple(deck[:2]),
         board=tuple(deck[16:21]),
-        seats=seats,
+        seats=tuple(seats),
         meter_cents=draw(st.integers(0, 10**9)),
     )
 
@@ -179,6 +186,18 @@ def test_tripoker_money_is_conserved_and_settling_is_deterministic(
     result = settle_tripoker(game, profile)
     check_money(result)
     assert settle_tripoker(game, profile) == result
+    assert_decision_wagers(result, {s.seat: s.play_cents for s in game.seats if s.play_cents})
+
+
+def assert_decision_wagers(result: RoundSettlement, recorded: dict[int, int]) -> None:
+    """A play or call recorded at another amount than the article's is settled on that amount:
+    its line's wager is the money in the box."""
+    decided = {
+        line.seat: line.wager_cents
+        for line in result.settlements
+        if line.spot in (Spot.PLAY, Spot.CALL) and line.seat in recorded
+    }
+    assert decided == recorded
 
 
 @settings(max_examples=300, deadline=None)
@@ -204,6 +223,7 @@ def test_holdem_money_and_meter_are_conserved_and_settling_is_deterministic(
         meter = entry.meter_after_cents
     assert result.meter_after_cents == meter
     assert settle_holdem(game, profile) == result
+    assert_decision_wagers(result, {s.seat: s.call_cents for s in game.seats if s.call_cents})
 
 
 def test_the_fast_settlement_builder_makes_the_same_frozen_object() -> None:
