@@ -27,6 +27,8 @@ from consumers.rows import RowBatch
 from consumers.state import TableState, apply_table_event
 from events import EVENT_MODELS, MAX_EVENT_BYTES, Event, InvalidEvent, dump_event, parse_event
 from events.models import (
+    Game,
+    PlayerDecided,
     RoundEnded,
     RoundStarted,
     RoundVoided,
@@ -34,6 +36,7 @@ from events.models import (
     TableOpened,
 )
 from games.base import RoundEvents
+from games.registry import GAMES
 from rules.procedure import (
     Finding,
     Severity,
@@ -61,7 +64,8 @@ MAX_SESSION_STEP = timedelta(hours=24)
 _CLOCK_STEP = timedelta(minutes=1)
 _CLOCK_STEP_MS = 60_000
 _ROUND_CLOSERS = (RoundEnded, RoundVoided)
-_ROUND_BOUNDS = frozenset({RoundStarted, *_ROUND_CLOSERS})
+# what never takes the fast path: a round's bounds, and a decision (a seat decides once)
+_JUDGED_ON_ARRIVAL = frozenset({RoundStarted, *_ROUND_CLOSERS, PlayerDecided})
 
 
 class RawMessage(NamedTuple):
@@ -278,7 +282,7 @@ class Processor:
                 and not state.pending_missing
                 and not state.round_end_pending
                 and not state.held
-                and type(event) not in _ROUND_BOUNDS
+                and type(event) not in _JUDGED_ON_ARRIVAL
             ):
                 state.last_seq = seq
                 state.round_events.append(event)
@@ -550,6 +554,8 @@ class Processor:
         # A late event joins its round if that round is still open; otherwise it is only
         # recorded (the violation already says it came out of order).
         if event.round_id is not None and event.round_id == state.round_id:
+            if self._decided_before(state, event, out):
+                return
             state.round_events.append(event)
             state.round_events.sort(key=lambda e: e.seq)
             _count_again_if_void(state, event)
@@ -763,11 +769,42 @@ class Processor:
                     event.round_id,
                 )
             return
+        if self._decided_before(state, event, out):
+            return
         state.round_events.append(event)
         _count_again_if_void(state, event)
         if isinstance(event, _ROUND_CLOSERS):
             state.round_end_pending = True
             self._maybe_finish(state, out)
+
+    def _decided_before(self, state: TableState, event: Event, out: RowBatch) -> bool:
+        """A player decides once (the game's decision article): a second decision for a seat
+        of the open round, a resend under a new id or a change of mind, is reported, stored,
+        and never applied; the first one stands, so the round settles, and the marts count
+        its wager, as the table first recorded it."""
+        if not isinstance(event, PlayerDecided):
+            return False
+        first = next(
+            (
+                e
+                for e in state.round_events
+                if isinstance(e, PlayerDecided) and e.seat == event.seat
+            ),
+            None,
+        )
+        if first is None:
+            return False
+        finding = finding_at(
+            event, GAMES[Game(state.game)].decision_rule, "decision_repeated", Severity.MAJOR,
+            seat=event.seat,
+            decision=event.decision.value,
+            amount_cents=event.amount_cents,
+            first_decision=first.decision.value,
+            first_amount_cents=first.amount_cents,
+        )  # fmt: skip
+        self._violation(state, out, finding, event.round_id)
+        _skipped(out, event, "decision_repeated")
+        return True
 
     def _maybe_finish(self, state: TableState, out: RowBatch) -> None:
         if not state.round_end_pending or not state.round_events:

@@ -19,6 +19,7 @@ from events.models import (
     PlayerDecided,
     RoundStarted,
     RoundVoided,
+    Spot,
 )
 from games.base import RoundEvents
 from games.profiles import load_profile
@@ -27,7 +28,7 @@ from rules import procedure
 from rules.cards import CardError
 from rules.procedure import Finding, Severity, finding_at
 from rules.profile import ProfileError
-from rules.settlement import RoundError, RoundSettlement, Settlement
+from rules.settlement import Outcome, RoundError, RoundSettlement, Settlement
 
 if TYPE_CHECKING:
     from consumers.state import TableState
@@ -133,21 +134,15 @@ def _wagers(kinds: RoundEvents, spec: GameSpec) -> list[tuple[int, str, str | No
     ]
 
 
-def _returned(
-    state: TableState, wager: tuple[int, str, str | None, int], rules: list[str]
-) -> dict[str, Any]:
-    seat, spot, player_ref, amount = wager
-    return _row(
-        state, seat, spot, "player", player_ref, amount, "returned", 0, 0, 0, 0, 0, rules, None
-    )
-
-
 def _return_wagers(
     result: RoundResult, state: TableState, kinds: RoundEvents, spec: GameSpec
 ) -> None:
     """A voided round returns every wager on the table (the game's void articles)."""
     rules = list(spec.void_rules)
-    result.rows["settlements"] += [_returned(state, w, rules) for w in _wagers(kinds, spec)]
+    result.rows["settlements"] += [
+        _row(state, seat, spot, "player", ref, amount, "returned", 0, 0, 0, 0, 0, rules, None)
+        for seat, spot, ref, amount in _wagers(kinds, spec)
+    ]
 
 
 def _row(
@@ -224,8 +219,23 @@ def _settlement_rows(
     computed: dict[tuple[int, str], list[Settlement]] = defaultdict(list)
     for line in settled.settlements:
         computed[(line.seat, line.spot)].append(line)
+    # A wager the rules engine settled on no line is not in action (a play, call or progressive
+    # of a seat without an ante): returned, by the article its check reports it under, and
+    # held to the dealer's record like any line (a payment on it is an overpayment).
+    unplayed = [
+        Settlement(
+            round_id=state.round_id or "", seat=seat, spot=Spot(spot), wager_cents=amount,
+            outcome=Outcome.RETURNED, payout_cents=0, commission_cents=0, net_cents=0,
+            house_result_cents=0, profile=state.profile or "",
+            profile_version=state.profile_version or 0, rule_ids=spec.unplayed_rules,
+        )
+        for seat, spot, _, amount in _wagers(kinds, spec)
+        if (seat, spot) not in computed
+    ]  # fmt: skip
+    for line in unplayed:
+        computed[(line.seat, line.spot)].append(line)
     rows = result.rows["settlements"]
-    for line in settled.settlements:
+    for line in (*settled.settlements, *unplayed) if unplayed else settled.settlements:
         key = (line.seat, line.spot)
         lines = computed[key]
         rec = recorded.get(key) if lines[0] is line else None
@@ -254,10 +264,6 @@ def _settlement_rows(
             row["payout_difference_cents"] = _recorded_net(rec) - sum(ln.net_cents for ln in lines)
         if rec is not None and row["payout_difference_cents"]:
             result.findings += _payment_findings(spec, rec, lines)
-    # A wager the rules engine settled on no line is not in action (a play, call or progressive
-    # of a seat without an ante): returned, by the article its check reports it under.
-    rules = list(spec.unplayed_rules)
-    rows += [_returned(state, w, rules) for w in _wagers(kinds, spec) if w[:2] not in computed]
     result.round_row["house_result_cents"] = settled.house_result_cents
     for entry_no, entry in enumerate(settled.jackpot, start=1):
         result.rows["jackpot_ledger"].append(

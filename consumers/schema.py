@@ -162,7 +162,8 @@ TABLES: dict[str, list[Column]] = {
             "round_replayed (a start of a round played before: EVT-DUP) | round_skipped (the "
             "rest of such a round, or of an unprocessable one: EVT-ENGINE) | outside_round (its "
             "round is not the table's open one: EVT-ORDER) | late (it came after its round "
-            "closed).",
+            "closed) | decision_repeated (a seat's second decision in a round; the first "
+            "stands).",
         ),
     ],
     "jackpot_ledger": [

@@ -73,6 +73,8 @@ class GameSpec:
     # The spot of the wager a player's decision makes (player_decided's amount: Tripóker's play,
     # Hold'em's call); None for a game without decisions. A void returns it like a bet placed.
     decision_spot: Spot | None
+    # The article of a player's one decision: a second one for a seat is reported under it.
+    decision_rule: str
     # The articles by which a wager the rules engine settles on no line is not in action (a
     # play, call or progressive of a seat without an ante): the consumer returns it, and the
     # game's check reports it under the same article.

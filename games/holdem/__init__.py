@@ -18,6 +18,7 @@ SPEC = GameSpec(
     profile_type=HoldemProfile,
     void_rules=("ALL-5",),
     decision_spot=Spot.CALL,
+    decision_rule="DEF-THP1",
     unplayed_rules=("DEF-THP1",),
     table_rules=TableRules(
         deck_size=52,

@@ -18,6 +18,7 @@ SPEC = GameSpec(
     profile_type=PaiGowProfile,
     void_rules=("PGP-A10e", "ALL-5"),
     decision_spot=None,
+    decision_rule="PGP-A16a",
     unplayed_rules=(),  # every bet placed is a position the engine settles, or no line at all
     table_rules=TableRules(
         deck_size=53,

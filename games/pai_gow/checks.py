@@ -204,12 +204,30 @@ def pai_gow_payment_order(events: Sequence[Event]) -> list[Finding]:
     return findings
 
 
+def decisions_wager_nothing(kinds: RoundEvents) -> list[Finding]:
+    """A Pai Gow player's one decision, to surrender (PGP-A16a), wagers nothing: a decision
+    recording an amount names money no bet holds, which no settlement line and no mart counts;
+    this finding names it."""
+    return [
+        finding_at(
+            event, "PGP-A16a", "decision_amount", Severity.MAJOR,
+            seat=event.seat,
+            decision=event.decision.value,
+            recorded_cents=event.amount_cents,
+            rule_cents=0,
+        )
+        for event in kinds.of(PlayerDecided)
+        if event.amount_cents
+    ]  # fmt: skip
+
+
 def round_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
     findings = [
         *pai_gow_deal(kinds.all),
         *pai_gow_dice(kinds.all),
         *pai_gow_unbet_groups(kinds.all),
         *pai_gow_payment_order(kinds.all),
+        *decisions_wager_nothing(kinds),
     ]
     started = kinds.first(RoundStarted)
     if started is not None and started.banker_position not in (None, *range(POSITIONS)):

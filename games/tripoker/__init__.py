@@ -18,6 +18,7 @@ SPEC = GameSpec(
     profile_type=TripokerProfile,
     void_rules=("ALL-5",),
     decision_spot=Spot.PLAY,
+    decision_rule="TCP-A11a",
     unplayed_rules=("DEF-TCP2",),
     table_rules=TableRules(
         deck_size=52,

@@ -28,15 +28,21 @@ def record(kinds: RoundEvents) -> TripokerRound:
     by_spot = stakes(kinds, (Spot.ANTE, Spot.PAIR_PLUS))  # the play bet is a decision's
     antes, pair_plus = by_spot[Spot.ANTE], by_spot[Spot.PAIR_PLUS]
     decided = {e.seat: e for e in kinds.of(PlayerDecided)}
-    seats = tuple(
-        TripokerSeat(
-            seat=seat,
-            ante_cents=antes.get(seat, 0),
-            pair_plus_cents=pair_plus.get(seat, 0),
-            cards=hands[seat],
-            decision=decided[seat].decision if seat in decided else None,
-            play_cents=played(decided.get(seat), Decision.PLAY),
+    seats = []
+    for seat in sorted(set(antes) | set(pair_plus)):
+        decision = decided.get(seat)
+        if seat not in antes and decision is not None and decision.decision is Decision.PLAY:
+            # a play needs the ante (DEF-TCP2): a seat without one (its ante lost or late) is
+            # settled on its pair plus alone; the consumer returns the play, a check reports it
+            decision = None
+        seats.append(
+            TripokerSeat(
+                seat=seat,
+                ante_cents=antes.get(seat, 0),
+                pair_plus_cents=pair_plus.get(seat, 0),
+                cards=hands[seat],
+                decision=None if decision is None else decision.decision,
+                play_cents=played(decision, Decision.PLAY),
+            )
         )
-        for seat in sorted(set(antes) | set(pair_plus))
-    )
-    return TripokerRound(round_id=start.round_id, dealer_cards=dealer, seats=seats)
+    return TripokerRound(round_id=start.round_id, dealer_cards=dealer, seats=tuple(seats))

@@ -6,6 +6,7 @@ exactly as in the clean night, and that the touched ones are reported, never rai
 from __future__ import annotations
 
 import json
+import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -275,14 +276,21 @@ def test_a_wager_the_rules_do_not_settle_is_returned_and_another_amount_settled_
     ante's), was in no line and reported by nothing; a Hold'em call of another amount than
     2 × ante (DEF-THP1) was settled as the article's amount, unreported, and a fold recording
     an amount left it in no line. The marts' settlement-per-bet test failed on every build
-    after either. Now the play is returned (DEF-TCP2) and reported, the call settled on the
-    céntimos recorded and reported, the fold's amount returned (DEF-THP1)."""
+    after either. Now the play is returned (DEF-TCP2) and reported, and held to the dealer's
+    record (paid as a win: an overpayment), the seat's pair plus settled (the whole round was
+    left unsettled when the seat had one), the call settled on the céntimos recorded and
+    reported, the fold's amount returned (DEF-THP1)."""
     events = decode(CLEAN.messages)
+    with_pair_plus = {
+        (e["round_id"], e["seat"])
+        for e in events
+        if e["event_type"] == "bet_placed" and e["spot"] == "pair_plus"
+    }
     play = find(
         events,
         lambda e: e["event_type"] == "player_decided" and e["game"] == "tripoker"
-        and e["decision"] == "play" and e["seat"] != 1,
-        4,
+        and e["decision"] == "play" and (e["round_id"], e["seat"]) in with_pair_plus,
+        2,
     )  # fmt: skip
     played = events[play]  # kept by reference: the indices move below
     tp_round, tp_seat = played["round_id"], played["seat"]
@@ -294,6 +302,12 @@ def test_a_wager_the_rules_do_not_settle_is_returned_and_another_amount_settled_
     ended = find(events, lambda e: e["round_id"] == tp_round and e["event_type"] == "round_ended")
     late = events.pop(ante)
     events.insert(ended, late)  # right after round_ended (the pop moved it one up): late
+    paid = find(
+        events,
+        lambda e: e["round_id"] == tp_round and e["event_type"] == "payout_recorded"
+        and e["seat"] == tp_seat and e["spot"] == "play",
+    )  # fmt: skip
+    events[paid] |= {"paid_cents": played["amount_cents"], "collected_cents": 0}
     call = find(
         events,
         lambda e: e["event_type"] == "player_decided" and e["game"] == "holdem"
@@ -311,6 +325,13 @@ def test_a_wager_the_rules_do_not_settle_is_returned_and_another_amount_settled_
     touched = {tp_round, events[call]["round_id"], events[fold]["round_id"]}
     con = settle(tmp_path / "lake", encode(events))
     assert violations(con, "DEF-TCP2") == Counter({"DEF-TCP2/play_without_ante": 1})
+    assert con.execute(
+        "SELECT rule_id, check_name, evidence->>'seat', evidence->>'spot' FROM violations "
+        "WHERE round_id = ? AND check_name LIKE '%payment'",
+        [tp_round],
+    ).fetchall() == [("DEF-TCP3", "overpayment", str(tp_seat), "play")]
+    (status,) = con.execute("SELECT status FROM rounds WHERE round_id = ?", [tp_round]).fetchone()
+    assert status == "settled"
     assert violations(con, "DEF-THP1") == Counter({"DEF-THP1/decision_amount": 2})
     assert violations(con, "EVT-ENGINE") == Counter()
     (skipped,) = con.execute("SELECT event_id FROM skipped_events WHERE reason = 'late'").fetchone()
@@ -357,6 +378,62 @@ def test_a_wager_the_rules_do_not_settle_is_returned_and_another_amount_settled_
             lines[(seat, spot)] += wager
         assert +lines == +placed, round_id
     assert_untouched_equal(clean, by_round(con), touched)
+    con.close()
+    build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True)
+
+
+def test_a_seat_decides_once_and_a_pai_gow_decision_wagers_nothing(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    """A second decision for a seat (a resend under a new id, a change of mind) counted in the
+    marts as a second play or call that no line held, and the settlement per bet failed on
+    every build; a Pai Gow decision with an amount was read as a Hold'em call. Now the first
+    decision stands: the second is stored, skipped (`decision_repeated`), reported under the
+    game's decision article (DEF-THP1, TCP-A11a); and a Pai Gow amount is reported (PGP-A16a)
+    and no wager."""
+    events = decode(CLEAN.messages)
+    call = find(
+        events,
+        lambda e: e["event_type"] == "player_decided" and e["game"] == "holdem"
+        and e["decision"] == "call",
+        3,
+    )  # fmt: skip
+    play = find(
+        events,
+        lambda e: e["event_type"] == "player_decided" and e["game"] == "tripoker"
+        and e["decision"] == "play",
+        3,
+    )  # fmt: skip
+    bet = find(events, lambda e: e["event_type"] == "bet_placed" and e["game"] == "pai_gow", 3)
+    resent = events[call] | {"event_id": str(uuid.UUID(int=1))}
+    changed = events[play] | {"event_id": str(uuid.UUID(int=2)), "decision": "fold",
+                              "amount_cents": 0}  # fmt: skip
+    pai_gow = {k: events[bet][k] for k in ENVELOPE} | {
+        "event_id": str(uuid.UUID(int=3)), "event_type": "player_decided",
+        "seat": events[bet]["seat"], "decision": "play", "amount_cents": 2_000,
+    }  # fmt: skip
+    for at, event in sorted(((call, resent), (play, changed), (bet, pai_gow)), reverse=True):
+        events.insert(at + 1, event)
+    for table_id in {e["table_id"] for e in events}:
+        for n, e in enumerate((e for e in events if e["table_id"] == table_id), start=1):
+            e["seq"] = n  # no gap: the device sent them
+    touched = {resent["round_id"], changed["round_id"], pai_gow["round_id"]}
+    con = settle(tmp_path / "lake", encode(events))
+    assert violations(con) == Counter(
+        {
+            "DEF-THP1/decision_repeated": 1,
+            "TCP-A11a/decision_repeated": 1,
+            "PGP-A16a/decision_amount": 1,
+        }
+    )
+    assert table(con, "SELECT event_id, reason FROM skipped_events") == sorted(
+        [(resent["event_id"], "decision_repeated"), (changed["event_id"], "decision_repeated")]
+    )
+    got = by_round(con)
+    # the resent call and the change of mind change nothing: the rounds settle as the clean
+    # night's; the Pai Gow amount is no wager
+    assert {rid: got[rid] for rid in touched} == {rid: clean[rid] for rid in touched}
+    assert_untouched_equal(clean, got, touched)
     con.close()
     build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True)
 
