@@ -25,12 +25,11 @@ def round_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
 
     A seat plays by its ante (DEF-THP1: the player folds, losing the ante, or calls 2 x
     ante): a seat dealt hole cards, deciding or betting the progressive with no ante in the
-    round breaks it. The rules
-    engine settles the round without such a seat (its cards, its call and a progressive bet
-    win or lose nothing; the consumer returns the money in its boxes), so that money is named
-    here. One finding per seat, at its first such event; none for a voided round (ALL-5:
-    nobody played it). A call of another amount than DEF-THP1's, or a fold recording one, is
-    `decision_amount`."""
+    round breaks it. The rules engine settles the round without such a seat (its cards, its
+    call and a progressive bet win or lose nothing; the consumer returns the money in its
+    boxes), so that money is named here. One finding per seat, at its first such event; none
+    for a voided round (ALL-5: nobody played it). A call of another amount than DEF-THP1's,
+    or a fold recording one, is `decision_amount`."""
     if kinds.of(RoundVoided):
         return []
     findings = []

@@ -171,7 +171,9 @@ def test_a_holdem_seat_that_plays_without_an_ante_is_a_violation_naming_its_mone
     tmp_path: Path, clean: dict[str, tuple[Any, ...]], removed: tuple[str, ...]
 ) -> None:
     """DEF-THP1: a seat plays by its ante. Its hole cards and its call (40.00 in the call box)
-    with no ante were settled as nothing and reported nowhere."""
+    with no ante were settled as nothing and reported nowhere. Now they are reported, the
+    call and a progressive returned (DEF-THP1), and the dealer's record of those lines held to
+    them: a call or progressive the dealer paid or collected is a payment finding."""
     events = decode(CLEAN.messages)
     decided = find(
         events,
@@ -180,7 +182,7 @@ def test_a_holdem_seat_that_plays_without_an_ante_is_a_violation_naming_its_mone
         5,
     )  # fmt: skip
     round_id, seat = events[decided]["round_id"], events[decided]["seat"]
-    call = events[decided]["amount_cents"]
+    call, table_id = events[decided]["amount_cents"], events[decided]["table_id"]
     bets = {
         i
         for i, e in enumerate(events)
@@ -194,13 +196,30 @@ def test_a_holdem_seat_that_plays_without_an_ante_is_a_violation_naming_its_mone
         and e["seat"] == seat and e["spot"] == "progressive" and i not in bets
     )  # fmt: skip
     events = [e for i, e in enumerate(events) if i not in bets]
-    table_events = [e for e in events if e["table_id"] == events[decided]["table_id"]]
+    table_events = [e for e in events if e["table_id"] == table_id]
     for n, e in enumerate(table_events, start=1):
         e["seq"] = n  # no gap: the device never sent those bets
+    returned = {"call": call} | ({"progressive": progressive} if progressive else {})
+    payments = Counter(
+        "DEF-THP2/overpayment" if net > 0 else "DEF-THP2/underpayment"
+        for e in events
+        if e["round_id"] == round_id and e["event_type"] == "payout_recorded"
+        and e["seat"] == seat and e["spot"] in returned
+        and (net := e["paid_cents"] - e["commission_cents"] - e["collected_cents"])
+    )  # fmt: skip
     con = settle(tmp_path, encode(events))
-    assert violations(con) == Counter({"DEF-THP1/play_without_ante": 1})
-    ((found_round, evidence),) = con.execute("SELECT round_id, evidence FROM violations").fetchall()
-    assert found_round == round_id
+    assert violations(con) == Counter({"DEF-THP1/play_without_ante": 1}) + payments
+    assert table(
+        con,
+        f"SELECT spot, wager_cents, outcome, net_cents, rule_ids FROM settlements "
+        f"WHERE round_id = '{round_id}' AND seat = {seat}",
+    ) == sorted(
+        ((spot, amount, "returned", 0, ["DEF-THP1"]) for spot, amount in returned.items()), key=repr
+    )
+    ((evidence,),) = con.execute(
+        "SELECT evidence FROM violations WHERE check_name = 'play_without_ante' AND round_id = ?",
+        [round_id],
+    ).fetchall()
     assert json.loads(evidence) == {
         "seat": seat,
         "decision": "call",
