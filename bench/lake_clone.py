@@ -62,6 +62,11 @@ def clone_nights(
     had kept up with the consumer), else without (the build evaluates those rounds itself)."""
     con = lakes.connect(target, create=True)
     try:
+        # one thread, as the consumer's sink: DuckLake numbers the rows of a parallel insert in
+        # the order its threads finish their files, and the marts order a table's events by row
+        # id (the order the lake received them), so a night cloned in parallel could land
+        # behind the next one and break the meter test
+        con.execute("SET threads = 1")
         create_tables(con)
         con.execute(source.attach_sql(alias="src", read_only=True))
         for start in range(first, first + count, NIGHTS_PER_INSERT):
