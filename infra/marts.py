@@ -185,6 +185,53 @@ class LakeState:
     unbroken_since: int | None = None
 
 
+# The rows of each failed test shown with a failed build's error.
+FAILING_ROWS_SHOWN = 5
+
+
+def _failing_rows(lake: lakes.Lake, snapshot: int, marts: Path) -> str:
+    """The tests the last dbt command failed, each with its first rows: what went wrong, not
+    only where. Each test's SQL as dbt compiled it (its run_results.json) runs again,
+    read-only, on the marts dbt left and the lake at the build's snapshot. Empty when no test
+    failed (a model broke: dbt said why)."""
+    try:
+        results = json.loads((marts / "_dbt" / "target" / "run_results.json").read_text())
+        failed = [r for r in results["results"] if r["status"] == "fail" and r["compiled_code"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    if not failed:
+        return ""
+    lines = [""]
+    try:
+        con = lakes.open_session(
+            [
+                lake.attach_sql(read_only=True, snapshot=snapshot),
+                marts_store(marts).attach_sql(alias=MARTS_ALIAS, read_only=True),
+            ],
+            use=MARTS_ALIAS,
+        )
+    except (duckdb.Error, lakes.LakeError) as exc:
+        return f"\n(the failing rows cannot be read: {exc})"
+    try:
+        for result in failed:
+            name = result["unique_id"].split(".")[2]  # test.<project>.<name>[.<hash>]
+            lines.append(f"{name}: {result.get('failures')} failing row(s), the first:")
+            try:
+                query = con.execute(
+                    f"SELECT * FROM (\n{result['compiled_code']}\n) LIMIT {FAILING_ROWS_SHOWN}"
+                )
+                columns = [d[0] for d in query.description or ()]
+                for row in query.fetchall():
+                    lines.append(
+                        "  " + ", ".join(f"{c}={v}" for c, v in zip(columns, row, strict=True))
+                    )
+            except duckdb.Error as exc:
+                lines.append(f"  (cannot be read again: {str(exc).splitlines()[0]})")
+    finally:
+        con.close()
+    return "\n".join(lines)
+
+
 def project_fingerprint(project_dir: Path = PROJECT_DIR) -> str:
     """A hash of everything in dbt_project/ that dbt reads (models, macros, tests, seeds,
     configuration): unit tests and seeds depend on nothing else."""
@@ -495,7 +542,7 @@ def build_marts(
     if code != 0:
         raise BuildError(
             f"dbt {command} failed (exit {code}); see the output above and "
-            f"{work / 'logs' / 'dbt.log'}"
+            f"{work / 'logs' / 'dbt.log'}" + _failing_rows(lake, state.snapshot_id, marts)
         )
     if command == "build":
         _record_build(

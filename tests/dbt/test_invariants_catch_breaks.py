@@ -186,9 +186,14 @@ def test_a_late_meter_movement_is_tested_with_the_movements_after_it(tmp_path: P
         )
     finally:
         con.close()
-    with pytest.raises(BuildError):
+    with pytest.raises(BuildError) as failed:
         build_marts(lake, marts, quiet=True)
     assert "assert_meter_never_drops_without_hit" in failed_tests(marts)
+    # the error shows the failing row itself, read again from the marts dbt left
+    message = str(failed.value)
+    assert "assert_meter_never_drops_without_hit: 1 failing row(s), the first:" in message
+    [shown] = [line for line in message.splitlines() if line.startswith("  problem=")]
+    assert shown.startswith("  problem=meter jumped between movements, table_id="), message
 
 
 def test_build_without_a_lake_is_a_usage_error(tmp_path: Path) -> None:
