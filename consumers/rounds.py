@@ -264,6 +264,11 @@ def _settlement_rows(
             row["payout_difference_cents"] = _recorded_net(rec) - sum(ln.net_cents for ln in lines)
         if rec is not None and row["payout_difference_cents"]:
             result.findings += _payment_findings(spec, rec, lines)
+    # A payment the dealer recorded for a spot the round holds no line for (no wager there, or
+    # one the lake never received) is held to nothing: money paid is an overpayment.
+    for key, rec in recorded.items():
+        if key not in computed:
+            result.findings += _payment_findings(spec, rec, ())
     result.round_row["house_result_cents"] = settled.house_result_cents
     for entry_no, entry in enumerate(settled.jackpot, start=1):
         result.rows["jackpot_ledger"].append(

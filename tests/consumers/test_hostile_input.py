@@ -457,6 +457,63 @@ def test_a_seat_decides_once_and_a_pai_gow_decision_wagers_nothing(
     build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True)
 
 
+def test_a_payment_recorded_for_a_spot_without_a_line_is_held_to_nothing(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    """The dealer records a payment for a seat that bet nothing in the round (a Tripóker seat
+    paid 50.00) and a progressive collected from a Hold'em seat that bet none (5.00): no line
+    held either record, so neither was compared with anything. Each is now held to nothing,
+    under the game's payment article: the money paid is an overpayment (DEF-TCP3), the money
+    taken an underpayment (DEF-THP2); the rounds settle as the clean night's."""
+    events = decode(CLEAN.messages)
+    placed = [e for e in events if e["event_type"] == "bet_placed"]
+    bets = {(e["round_id"], e["seat"], e["spot"]) for e in placed}
+    betting = {(e["round_id"], e["seat"]) for e in placed}
+    seats = {(e["table_id"], e["seat"]) for e in placed}  # the seats each table has
+
+    def idle(e: Event) -> list[int]:
+        """The seats of the table that bet nothing in the round of `e`."""
+        return [
+            s for t, s in sorted(seats) if t == e["table_id"] and (e["round_id"], s) not in betting
+        ]
+
+    def recorded(game: str, test: Callable[[Event], bool]) -> int:
+        return find(
+            events, lambda e: e["event_type"] == "payout_recorded" and e["game"] == game and test(e)
+        )
+
+    paid = recorded("tripoker", lambda e: bool(idle(e)))
+    to_idle = events[paid] | {"event_id": str(uuid.UUID(int=4)), "seat": idle(events[paid])[0],
+                              "spot": "ante", "paid_cents": 5_000, "collected_cents": 0,
+                              "commission_cents": 0}  # fmt: skip
+    taken = recorded("holdem", lambda e: (e["round_id"], e["seat"], "progressive") not in bets)
+    progressive = events[taken] | {"event_id": str(uuid.UUID(int=5)), "spot": "progressive",
+                                   "paid_cents": 0, "collected_cents": 500,
+                                   "commission_cents": 0}  # fmt: skip
+    for at, event in sorted(((paid, to_idle), (taken, progressive)), reverse=True):
+        events.insert(at + 1, event)
+    for table_id in {e["table_id"] for e in events}:
+        for n, e in enumerate((e for e in events if e["table_id"] == table_id), start=1):
+            e["seq"] = n  # no gap: the device sent them
+    con = settle(tmp_path / "lake", encode(events))
+    assert violations(con) == Counter({"DEF-TCP3/overpayment": 1, "DEF-THP2/underpayment": 1})
+    found = table(
+        con,
+        "SELECT round_id, evidence->>'seat', evidence->>'spot', "
+        "(evidence->'computed'->>'net_cents')::BIGINT, "
+        "(evidence->'recorded'->>'paid_cents')::BIGINT, "
+        "(evidence->'recorded'->>'collected_cents')::BIGINT FROM violations",
+    )
+    assert found == sorted(
+        [
+            (to_idle["round_id"], str(to_idle["seat"]), "ante", 0, 5_000, 0),
+            (progressive["round_id"], str(progressive["seat"]), "progressive", 0, 0, 500),
+        ]
+    )
+    assert_untouched_equal(clean, by_round(con), set())  # the records change no settlement
+    con.close()
+
+
 def test_the_same_breach_twice_in_one_event_gets_two_ids_the_same_on_a_rerun() -> None:
     """Whatever check reports a breach twice alike: both rows kept, the second numbered."""
     from consumers.processor import Processor
