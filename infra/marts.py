@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -185,23 +186,37 @@ class LakeState:
     unbroken_since: int | None = None
 
 
-# The rows of each failed test shown with a failed build's error.
+# The rows of each failed test shown with a failed build's error, and how long reading them
+# again may take (a builder without a timeout waits this long at most).
 FAILING_ROWS_SHOWN = 5
+FAILING_ROWS_SECONDS = 60.0
 
 
-def _failing_rows(lake: lakes.Lake, snapshot: int, marts: Path) -> str:
-    """The tests the last dbt command failed, each with its first rows: what went wrong, not
-    only where. Each test's SQL as dbt compiled it (its run_results.json) runs again,
-    read-only, on the marts dbt left and the lake at the build's snapshot. Empty when no test
-    failed (a model broke: dbt said why)."""
+def _failing_rows(
+    lake: lakes.Lake, snapshot: int, marts: Path, *, since: float, timeout: float | None
+) -> str:
+    """The data tests the dbt command that ended now failed, each with its first rows: what
+    went wrong, not only where. Each test's SQL as dbt compiled it (run_results.json, written
+    after `since`: a dbt that could not run leaves an older one) runs again, one SELECT only,
+    read-only, on the marts dbt left and the lake at the build's snapshot, and is interrupted
+    after `timeout` seconds. Empty when no data test failed (a model broke, or a unit test:
+    dbt said why)."""
+    path = marts / "_dbt" / "target" / "run_results.json"
     try:
-        results = json.loads((marts / "_dbt" / "target" / "run_results.json").read_text())
-        failed = [r for r in results["results"] if r["status"] == "fail" and r["compiled_code"]]
-    except (OSError, ValueError, KeyError, TypeError):
+        if path.stat().st_mtime < since:
+            return ""
+        failed = [
+            (name.split(".")[2], result.get("failures"), str(result["compiled_code"]))
+            for result in json.loads(path.read_text())["results"]
+            if result.get("status") == "fail"
+            and (name := str(result.get("unique_id", ""))).count(".") >= 2
+            and name.startswith("test.")
+            and result.get("compiled_code")
+        ]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return ""
     if not failed:
         return ""
-    lines = [""]
     try:
         con = lakes.open_session(
             [
@@ -212,22 +227,33 @@ def _failing_rows(lake: lakes.Lake, snapshot: int, marts: Path) -> str:
         )
     except (duckdb.Error, lakes.LakeError) as exc:
         return f"\n(the failing rows cannot be read: {exc})"
+    lines = [""]
+    limit = timeout if timeout is not None else FAILING_ROWS_SECONDS
+    deadline = time.monotonic() + limit
+    timer = threading.Timer(limit, con.interrupt)  # the query running at the deadline
+    timer.start()
     try:
-        for result in failed:
-            name = result["unique_id"].split(".")[2]  # test.<project>.<name>[.<hash>]
-            lines.append(f"{name}: {result.get('failures')} failing row(s), the first:")
+        for name, failures, sql in failed:
+            count = f"{failures} failing row(s)" if isinstance(failures, int) else "failed"
+            lines.append(f"{name}: {count}, the first:")
+            if time.monotonic() >= deadline:
+                lines.append(f"  (not read again: past {limit:g} s)")
+                continue
             try:
-                query = con.execute(
-                    f"SELECT * FROM (\n{result['compiled_code']}\n) LIMIT {FAILING_ROWS_SHOWN}"
-                )
+                statements = con.extract_statements(sql)
+                if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+                    raise ValueError("its SQL is not one query")
+                query = con.execute(f"SELECT * FROM (\n{sql}\n) LIMIT {FAILING_ROWS_SHOWN}")
                 columns = [d[0] for d in query.description or ()]
                 for row in query.fetchall():
                     lines.append(
                         "  " + ", ".join(f"{c}={v}" for c, v in zip(columns, row, strict=True))
                     )
-            except duckdb.Error as exc:
-                lines.append(f"  (cannot be read again: {str(exc).splitlines()[0]})")
+            except (duckdb.Error, ValueError) as exc:
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                lines.append(f"  (cannot be read again: {first})")
     finally:
+        timer.cancel()
         con.close()
     return "\n".join(lines)
 
@@ -532,7 +558,7 @@ def build_marts(
         ).encode()
     ).hexdigest()
     started_at = datetime.now().astimezone()
-    started = time.monotonic()
+    started, wall_start = time.monotonic(), time.time()
     try:
         with contextlib.nullcontext(dbt) if dbt is not None else DbtWorker() as worker:
             code = worker.run(args, parse=parse, env=env, key=key, timeout=timeout)
@@ -542,7 +568,8 @@ def build_marts(
     if code != 0:
         raise BuildError(
             f"dbt {command} failed (exit {code}); see the output above and "
-            f"{work / 'logs' / 'dbt.log'}" + _failing_rows(lake, state.snapshot_id, marts)
+            f"{work / 'logs' / 'dbt.log'}"
+            + _failing_rows(lake, state.snapshot_id, marts, since=wall_start, timeout=timeout)
         )
     if command == "build":
         _record_build(

@@ -194,6 +194,10 @@ def test_a_late_meter_movement_is_tested_with_the_movements_after_it(tmp_path: P
     assert "assert_meter_never_drops_without_hit: 1 failing row(s), the first:" in message
     [shown] = [line for line in message.splitlines() if line.startswith("  problem=")]
     assert shown.startswith("  problem=meter jumped between movements, table_id="), message
+    # a dbt that could not run left that build's results: they are not this one's
+    with pytest.raises(BuildError) as failed:
+        build_marts(lake, marts, select="nosuchmethod:x", quiet=True)
+    assert "(exit 2)" in str(failed.value) and "failing row" not in str(failed.value)
 
 
 def test_build_without_a_lake_is_a_usage_error(tmp_path: Path) -> None:
