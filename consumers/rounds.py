@@ -110,7 +110,7 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
     stream = sorted({f.rule_id for f in state.round_findings if f.rule_id.startswith("EVT-")})
     if stream:
         row["status_reason"] = "settled on a stream with " + ", ".join(stream)
-    _settlement_rows(result, state, spec, kinds, settled, bets)
+    _settlement_rows(result, state, spec, kinds, settled, bets, lost="EVT-GAP" in stream)
     return result
 
 
@@ -206,7 +206,11 @@ def _settlement_rows(
     kinds: RoundEvents,
     settled: RoundSettlement,
     bets: Sequence[BetPlaced],
+    *,
+    lost: bool,
 ) -> None:
+    """The round's settlement lines, each held to the dealer's record; `lost`: the round's
+    stream lost events (EVT-GAP, reported on the round)."""
     # Spots, bettors and outcomes are StrEnums: the members themselves are the strings the rows
     # and keys need, without the enum's `.value` lookup, a Python call per use.
     refs: dict[tuple[int, str], str | None] = {(b.seat, b.spot): b.player_ref for b in bets}
@@ -264,11 +268,13 @@ def _settlement_rows(
             row["payout_difference_cents"] = _recorded_net(rec) - sum(ln.net_cents for ln in lines)
         if rec is not None and row["payout_difference_cents"]:
             result.findings += _payment_findings(spec, rec, lines)
-    # A payment the dealer recorded for a spot the round holds no line for (no wager there, or
-    # one the lake never received) is held to nothing: money paid is an overpayment.
-    for key, rec in recorded.items():
-        if key not in computed:
-            result.findings += _payment_findings(spec, rec, ())
+    # A payment the dealer recorded for a spot the round holds no line for (no wager there, an
+    # ante bonus not earned) is held to nothing: money paid is an overpayment. Not when the
+    # stream lost events: the wager may be among them, and the dealer right.
+    if not lost:
+        for where, record in recorded.items():
+            if where not in computed:
+                result.findings += _payment_findings(spec, record, ())
     result.round_row["house_result_cents"] = settled.house_result_cents
     for entry_no, entry in enumerate(settled.jackpot, start=1):
         result.rows["jackpot_ledger"].append(

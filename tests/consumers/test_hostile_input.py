@@ -173,7 +173,8 @@ def test_a_holdem_seat_that_plays_without_an_ante_is_a_violation_naming_its_mone
     """DEF-THP1: a seat plays by its ante. Its hole cards and its call (40.00 in the call box)
     with no ante were settled as nothing and reported nowhere. Now they are reported, the
     call and a progressive returned (DEF-THP1), and the dealer's record of those lines held to
-    them: a call or progressive the dealer paid or collected is a payment finding."""
+    them: a call or progressive the dealer paid or collected is a payment finding, and so is
+    the money the dealer recorded on the bets never sent (held to nothing)."""
     events = decode(CLEAN.messages)
     decided = find(
         events,
@@ -204,7 +205,7 @@ def test_a_holdem_seat_that_plays_without_an_ante_is_a_violation_naming_its_mone
         "DEF-THP2/overpayment" if net > 0 else "DEF-THP2/underpayment"
         for e in events
         if e["round_id"] == round_id and e["event_type"] == "payout_recorded"
-        and e["seat"] == seat and e["spot"] in returned
+        and e["seat"] == seat and (e["spot"] in returned or e["spot"] in removed)
         and (net := e["paid_cents"] - e["commission_cents"] - e["collected_cents"])
     )  # fmt: skip
     con = settle(tmp_path, encode(events))
@@ -464,7 +465,9 @@ def test_a_payment_recorded_for_a_spot_without_a_line_is_held_to_nothing(
     paid 50.00) and a progressive collected from a Hold'em seat that bet none (5.00): no line
     held either record, so neither was compared with anything. Each is now held to nothing,
     under the game's payment article: the money paid is an overpayment (DEF-TCP3), the money
-    taken an underpayment (DEF-THP2); the rounds settle as the clean night's."""
+    taken an underpayment (DEF-THP2); the rounds settle as the clean night's. A pair plus the
+    lake never received (its message lost: EVT-GAP on the round) leaves the dealer's record of
+    it without a line too, but the dealer did right: that is no payment finding."""
     events = decode(CLEAN.messages)
     placed = [e for e in events if e["event_type"] == "bet_placed"]
     bets = {(e["round_id"], e["seat"], e["spot"]) for e in placed}
@@ -495,14 +498,27 @@ def test_a_payment_recorded_for_a_spot_without_a_line_is_held_to_nothing(
     for table_id in {e["table_id"] for e in events}:
         for n, e in enumerate((e for e in events if e["table_id"] == table_id), start=1):
             e["seq"] = n  # no gap: the device sent them
+    # then one message is lost: a pair plus beside its seat's ante, in another round
+    lost = events.pop(
+        find(
+            events,
+            lambda e: e["event_type"] == "bet_placed" and e["spot"] == "pair_plus"
+            and (e["round_id"], e["seat"], "ante") in bets
+            and e["round_id"] not in (to_idle["round_id"], progressive["round_id"]),
+            3,
+        )
+    )  # fmt: skip
     con = settle(tmp_path / "lake", encode(events))
-    assert violations(con) == Counter({"DEF-TCP3/overpayment": 1, "DEF-THP2/underpayment": 1})
+    assert violations(con) == Counter(
+        {"DEF-TCP3/overpayment": 1, "DEF-THP2/underpayment": 1, "EVT-GAP/sequence_gap": 1}
+    )
     found = table(
         con,
         "SELECT round_id, evidence->>'seat', evidence->>'spot', "
         "(evidence->'computed'->>'net_cents')::BIGINT, "
         "(evidence->'recorded'->>'paid_cents')::BIGINT, "
-        "(evidence->'recorded'->>'collected_cents')::BIGINT FROM violations",
+        "(evidence->'recorded'->>'collected_cents')::BIGINT FROM violations "
+        "WHERE rule_id <> 'EVT-GAP'",
     )
     assert found == sorted(
         [
@@ -510,7 +526,10 @@ def test_a_payment_recorded_for_a_spot_without_a_line_is_held_to_nothing(
             (progressive["round_id"], str(progressive["seat"]), "progressive", 0, 0, 500),
         ]
     )
-    assert_untouched_equal(clean, by_round(con), set())  # the records change no settlement
+    got = by_round(con)
+    assert got[lost["round_id"]][0][4] == clean[lost["round_id"]][0][4] - lost["amount_cents"]
+    # the records change no settlement
+    assert_untouched_equal(clean, got, {lost["round_id"]})
     con.close()
 
 
