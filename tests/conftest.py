@@ -18,6 +18,7 @@ import pytest
 
 from infra import kafka_local, postgres_local
 from infra.config import user_cache_dir
+from infra.dbt_worker import DbtWorker
 from infra.kafka_local import free_port
 from tests import s3
 
@@ -93,3 +94,12 @@ def bucket(s3_endpoint: str) -> str:
 def topic_name() -> str:
     """A fresh topic name, so tests sharing the session broker never see each other's data."""
     return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def dbt() -> Iterator[DbtWorker]:
+    """One dbt process for a test's builds of one lake into one marts store (`build_marts(...,
+    dbt=dbt)`), as `croupier build --every` keeps one: the project is parsed once, not on every
+    build (some 20 s of a build on a loaded CI machine)."""
+    with DbtWorker() as worker:
+        yield worker

@@ -24,6 +24,7 @@ from croupier.cli import main
 from croupier.commands.demo import run_in_process
 from events.models import Game
 from infra import lake as lakes
+from infra.dbt_worker import DbtWorker
 from infra.marts import BuildError, build_marts, connect_marts
 from producers.simulator import DEFAULT_START
 from tests.dbt.test_invariants_catch_breaks import failed_tests, failures
@@ -233,7 +234,7 @@ def built_evaluations(marts_path: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def test_a_build_reads_the_worker_rows_and_only_a_re_evaluation_trusts_none(
-    tmp_path: Path,
+    tmp_path: Path, dbt: DbtWorker
 ) -> None:
     """A second night half-way through the worker's backlog: the incremental build takes the
     worker's rows as they are in the lake (one altered here to tell them apart) and evaluates
@@ -242,7 +243,7 @@ def test_a_build_reads_the_worker_rows_and_only_a_re_evaluation_trusts_none(
     again, so an altered or deleted row cannot outlive it."""
     lake = settled(tmp_path)
     marts = tmp_path / "marts"
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     con = lakes.connect(lake, read_only=True)
     try:
         first_night = {
@@ -270,7 +271,7 @@ def test_a_build_reads_the_worker_rows_and_only_a_re_evaluation_trusts_none(
         )
     finally:
         con.close()
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     built = built_evaluations(marts)
     assert built["expected"] == unversioned(references["expected"])
     informed = unversioned(references["informed"])
@@ -303,18 +304,18 @@ def test_a_build_reads_the_worker_rows_and_only_a_re_evaluation_trusts_none(
         con.close()
     assert all(deleted), deleted
     with pytest.raises(BuildError):
-        build_marts(lake, marts, quiet=True)
+        build_marts(lake, marts, quiet=True, dbt=dbt)
     assert failed_tests(marts) == {COVERAGE}
     assert failures(marts, COVERAGE) == sum(deleted)
 
     with pytest.raises(BuildError):  # the stored rows as they are: the deleted ones still gone
-        build_marts(lake, marts, full_refresh=True, quiet=True)
+        build_marts(lake, marts, full_refresh=True, quiet=True, dbt=dbt)
     assert failed_tests(marts) == {COVERAGE}
     assert failures(marts, COVERAGE) == sum(deleted)
 
     with pytest.raises(BuildError, match="full refresh"):
-        build_marts(lake, marts, re_evaluate=True, quiet=True)
-    build_marts(lake, marts, full_refresh=True, re_evaluate=True, quiet=True)
+        build_marts(lake, marts, re_evaluate=True, quiet=True, dbt=dbt)
+    build_marts(lake, marts, full_refresh=True, re_evaluate=True, quiet=True, dbt=dbt)
     built = built_evaluations(marts)
     assert built == {evaluation: unversioned(rows) for evaluation, rows in references.items()}
     assert [row["gain_cents"] for row in built["informed"] if row["round_id"] == altered]
@@ -322,7 +323,7 @@ def test_a_build_reads_the_worker_rows_and_only_a_re_evaluation_trusts_none(
 
 
 def test_rows_of_another_evaluation_version_are_never_read_and_are_evaluated_again(
-    tmp_path: Path,
+    tmp_path: Path, dbt: DbtWorker
 ) -> None:
     """Rows and marks an older EVALUATION_VERSION wrote (as after an upgrade that fixed the
     games' math; their numbers changed here to tell them apart): no build reads them, a build
@@ -367,7 +368,7 @@ def test_rows_of_another_evaluation_version_are_never_read_and_are_evaluated_aga
         assert built == {evaluation: unversioned(rows) for evaluation, rows in references.items()}
 
     marts = tmp_path / "marts"
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     assert_built(marts)
 
     run_in_process(
@@ -396,9 +397,9 @@ def test_rows_of_another_evaluation_version_are_never_read_and_are_evaluated_aga
             assert {r["round_id"] for r in rows if r not in current} == set(aged), evaluation
     finally:
         con.close()
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     assert_built(marts)
-    build_marts(lake, marts, full_refresh=True, quiet=True)
+    build_marts(lake, marts, full_refresh=True, quiet=True, dbt=dbt)
     assert_built(marts)
 
 

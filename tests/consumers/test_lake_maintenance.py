@@ -32,9 +32,10 @@ from tests.consumers.helpers import night
 # The bound a pass leaves: the latest snapshot reads at most this many files per table (one
 # per DuckLake target file size, 512 MiB: one here), and no other file stays on disk.
 FILES_PER_TABLE = 1
-# A trickle, as a live floor commits: 1-8 messages a batch, over 1,200 commits for the first two
-# thirds of the night (1-5 and 2,000 took over 15 minutes beside three other test workers).
-SMALL = (1, 8)
+# A trickle, as a live floor commits: 6-20 messages a batch, some 550 commits for the first two
+# thirds of the night (1-8, some 1,600 commits, took 25 minutes beside three other test workers
+# and its reader's spinning took a core from them; 3-12 still 11 minutes).
+SMALL = (6, 20)
 # Snapshot retention while readers run: longer than any of their queries (a reader whose
 # snapshot was expired mid-query fails "No snapshot found", as it would in production with a
 # retention shorter than its queries); the final pass at rest expires everything.
@@ -113,7 +114,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         sink.close()
 
 
-@pytest.mark.timeout(1800)  # over a thousand commits beside a reader and a maintainer
+@pytest.mark.timeout(1800)  # some 550 commits beside a reader and a maintainer
 def test_maintenance_under_traffic_bounds_files_and_keeps_everything(
     tmp_path: Path, reference: dict[str, str], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -154,6 +155,7 @@ def test_maintenance_under_traffic_bounds_files_and_keeps_everything(
                     (n,) = con.execute("SELECT count(*) FROM events").fetchone() or (0,)
                     con.execute("SELECT sum(wager_cents) FROM settlements").fetchall()
                     seen.append(int(n))
+                    time.sleep(0.05)  # a dashboard's pace: a spinning reader starves the writer
             finally:
                 con.close()
         except BaseException:
@@ -233,7 +235,7 @@ def test_maintenance_under_traffic_bounds_files_and_keeps_everything(
         f"({report.before.bytes} -> {on_disk.bytes} bytes), live {live}, "
         f"{report.snapshots_expired} snapshots expired, pinned at {report.pinned_at}"
     )
-    assert commits >= 1_200
+    assert commits >= 500
     assert max(live.values()) <= FILES_PER_TABLE
     assert on_disk.files == sum(live.values())
     assert _rows_by_rowid(sink.con) == before_rows

@@ -3,6 +3,8 @@ settings (environment) that point the dashboards at them with a state folder of 
 
 from __future__ import annotations
 
+import fcntl
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,16 +32,26 @@ class DemoStores:
 
 
 @pytest.fixture(scope="session")
-def demo_stores(tmp_path_factory: pytest.TempPathFactory) -> DemoStores:
-    """One table of each game for three hours, with the default faults, settled and built."""
+def demo_stores(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoStores:
+    """One table of each game for three hours, with the default faults, settled and built once
+    per test run: the pytest-xdist workers share it (the dashboards only read it), the first
+    that needs it builds it while the others wait on a lock."""
     from croupier.commands.demo import run_in_process
     from infra.marts import build_marts
 
-    root = tmp_path_factory.mktemp("dashboards")
-    lake = lakes.Lake(root=root / "lake")
-    run_in_process(lake, tables=1, hours=3.0, seed=2025, faults="default", progress=False)
-    build_marts(lake, root / "marts", quiet=True)
-    return DemoStores(lake=lake.root, marts=root / "marts")
+    run = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        run = run.parent  # the run's folder, above each worker's own
+    root = run / "dashboards-shared"
+    with (run / "dashboards-shared.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "built").exists():
+            shutil.rmtree(root, ignore_errors=True)  # what a worker killed half-way left
+            lake = lakes.Lake(root=root / "lake")
+            run_in_process(lake, tables=1, hours=3.0, seed=2025, faults="default", progress=False)
+            build_marts(lake, root / "marts", quiet=True)
+            (root / "built").touch()
+    return DemoStores(lake=root / "lake", marts=root / "marts")
 
 
 @pytest.fixture

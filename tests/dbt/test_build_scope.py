@@ -19,6 +19,7 @@ import pytest
 from consumers.increments import source_version
 from consumers.schema import create_tables
 from infra import lake as lakes
+from infra.dbt_worker import DbtWorker
 from infra.maintenance import maintain
 from infra.marts import BuildError, BuildResult, build_marts, connect_marts
 from tests.dbt.conftest import settle_night
@@ -88,15 +89,16 @@ def add_bad_violation(lake: lakes.Lake) -> None:
 
 def test_an_unchanged_project_reruns_only_what_the_lake_feeds_and_a_selection_advances_nothing(
     tmp_path: Path,
+    dbt: DbtWorker,
 ) -> None:
     lake = settle_night(tmp_path, tables=1, hours=0.5, seed=7)
     marts = tmp_path / "marts"
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     first = ran(marts)
     assert first.keys() >= SEEDS | PROJECT_ONLY | ON_THE_PROJECT | ON_NEW_ROWS
     assert "unit_test" in first.values()
 
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     again = ran(marts)
     assert not (SEEDS | PROJECT_ONLY | ON_THE_PROJECT) & again.keys()
     assert "unit_test" not in again.values()
@@ -108,7 +110,7 @@ def test_an_unchanged_project_reruns_only_what_the_lake_feeds_and_a_selection_ad
         con.execute("UPDATE agg_player_decisions SET code_version = 'older', p_value = -1")
     finally:
         con.close()
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     con = connect_marts(marts)
     try:
         versions = con.execute(
@@ -124,12 +126,12 @@ def test_an_unchanged_project_reruns_only_what_the_lake_feeds_and_a_selection_ad
     selection, whole = last_logged(marts)
     assert selection is None
     add_bad_violation(lake)
-    build_marts(lake, marts, select="fct_bets", quiet=True)
+    build_marts(lake, marts, select="fct_bets", quiet=True, dbt=dbt)
     selection, marks = last_logged(marts)  # logged as a selection: the next build reads past it
     assert selection == "fct_bets" and marks["violations"] > whole["violations"]
     # ...so the next whole build does, and fails on it
     with pytest.raises(BuildError):
-        build_marts(lake, marts, quiet=True)
+        build_marts(lake, marts, quiet=True, dbt=dbt)
     failed = {name for name, (_, status) in results(marts).items() if status in ("fail", "error")}
     assert "row_contract_stg_lake__violations" in failed
 
@@ -137,8 +139,8 @@ def test_an_unchanged_project_reruns_only_what_the_lake_feeds_and_a_selection_ad
     # whole build rebuilds everything (its last whole build read another lake)
     shutil.rmtree(lake.root)
     lake = settle_night(tmp_path, tables=1, hours=0.5, seed=8)
-    assert build_marts(lake, marts, select="dim_games", quiet=True).full_refresh
-    assert build_marts(lake, marts, quiet=True).full_refresh
+    assert build_marts(lake, marts, select="dim_games", quiet=True, dbt=dbt).full_refresh
+    assert build_marts(lake, marts, quiet=True, dbt=dbt).full_refresh
 
 
 def cloned_nights(
@@ -172,13 +174,15 @@ def _lake_clone() -> ModuleType:
     return module
 
 
-def test_the_per_day_aggregates_recompute_only_the_days_with_new_rows(tmp_path: Path) -> None:
+def test_the_per_day_aggregates_recompute_only_the_days_with_new_rows(
+    tmp_path: Path, dbt: DbtWorker
+) -> None:
     # The hold test and the revenue aggregates are within a casino day: a build that brings a
     # new day replaces that day's rows and keeps the others as they were (their watermark is
     # the earlier build's), and the marts equal a full build's all the same.
     clone, night, lake = cloned_nights(tmp_path, seed=7, count=2)
     marts = tmp_path / "marts"
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     per_day = (
         "SELECT gaming_date, alert_id, source_lake_row_id, p_value, is_alert "
         "FROM stat_hold_vs_theoretical"
@@ -186,7 +190,7 @@ def test_the_per_day_aggregates_recompute_only_the_days_with_new_rows(tmp_path: 
     before = set(marts_rows(marts, per_day))
     revenue_before = set(marts_rows(marts, "SELECT * FROM agg_revenue"))
     clone.clone_nights(night, lake, first=2, count=1, evidence=False)
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     after = set(marts_rows(marts, per_day))
     days = sorted({row[0] for row in after})
     assert len(days) == 3 and {row[0] for row in before} == set(days[:2])
@@ -210,6 +214,7 @@ def marts_rows(marts: Path, sql: str) -> list[tuple[object, ...]]:
 
 def test_the_event_models_read_the_lake_change_feed_unless_a_snapshot_since_is_expired(
     tmp_path: Path,
+    dbt: DbtWorker,
 ) -> None:
     # An incremental build reads the events inserted since the last whole build's lake snapshot
     # through ducklake_table_insertions, also after a maintenance pass merged their files; with
@@ -222,7 +227,7 @@ def test_the_event_models_read_the_lake_change_feed_unless_a_snapshot_since_is_e
     def reads_change_feed() -> bool:
         return "ducklake_table_insertions" in (compiled / "int_table_events.sql").read_text()
 
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     assert not reads_change_feed()  # the first build reads every event
     for first in (1, 2):  # two commits, then the first of them expired
         clone.clone_nights(night, lake, first=first, count=1, evidence=False)
@@ -232,9 +237,9 @@ def test_the_event_models_read_the_lake_change_feed_unless_a_snapshot_since_is_e
     finally:
         con.close()
     assert done.files_merged > 0 and done.snapshots_expired == 0
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     assert reads_change_feed()
-    build_marts(lake, marts, quiet=True)  # nothing new: no change feed to read, no error
+    build_marts(lake, marts, quiet=True, dbt=dbt)  # nothing new: no change feed to read, no error
     clone.clone_nights(night, lake, first=3, count=1, evidence=False)
     clone.clone_nights(night, lake, first=4, count=1, evidence=False)
     con = lakes.connect(lake)
@@ -244,13 +249,15 @@ def test_the_event_models_read_the_lake_change_feed_unless_a_snapshot_since_is_e
         con.execute(f"CALL ducklake_expire_snapshots('{alias}', versions => [{newest - 1}])")
     finally:
         con.close()
-    assert build_marts(lake, marts, quiet=True).full_refresh
+    assert build_marts(lake, marts, quiet=True, dbt=dbt).full_refresh
     assert not reads_change_feed()
 
     assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
 
 
-def test_rows_added_and_deleted_since_the_last_build_are_no_new_rows(tmp_path: Path) -> None:
+def test_rows_added_and_deleted_since_the_last_build_are_no_new_rows(
+    tmp_path: Path, dbt: DbtWorker
+) -> None:
     # The lake's change feed still lists a row inserted and then deleted (an operator's repair
     # of a bad row): read through it, the staging contracts failed on rows the lake no longer
     # holds, build after build, and the event models would have built them. A delete since the
@@ -268,7 +275,7 @@ def test_rows_added_and_deleted_since_the_last_build_are_no_new_rows(tmp_path: P
             for name in ("int_table_events", "row_contract_stg_lake__violations")
         }
 
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     clone.clone_nights(night, lake, first=1, count=1, evidence=False)
     add_bad_violation(lake)
     con = lakes.connect(lake)
@@ -286,7 +293,7 @@ def test_rows_added_and_deleted_since_the_last_build_are_no_new_rows(tmp_path: P
         con.execute("DELETE FROM violations WHERE violation_id = ?", [built[0]])
     finally:
         con.close()
-    assert build_marts(lake, marts, quiet=True).full_refresh
+    assert build_marts(lake, marts, quiet=True, dbt=dbt).full_refresh
     assert marts_rows(
         marts, f"SELECT count(*) FROM fct_violations WHERE violation_id = '{built[0]}'"
     ) == [(0,)]
@@ -299,7 +306,7 @@ def test_rows_added_and_deleted_since_the_last_build_are_no_new_rows(tmp_path: P
     ) == [(0,)]
 
     clone.clone_nights(night, lake, first=2, count=1, evidence=False)
-    assert not build_marts(lake, marts, quiet=True).full_refresh
+    assert not build_marts(lake, marts, quiet=True, dbt=dbt).full_refresh
     assert reads_change_feed() == {
         "int_table_events": True,
         "row_contract_stg_lake__violations": True,
@@ -307,7 +314,9 @@ def test_rows_added_and_deleted_since_the_last_build_are_no_new_rows(tmp_path: P
     assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
 
 
-def test_a_lake_rewritten_since_the_last_build_gets_a_full_refresh(tmp_path: Path) -> None:
+def test_a_lake_rewritten_since_the_last_build_gets_a_full_refresh(
+    tmp_path: Path, dbt: DbtWorker
+) -> None:
     # Three rewrites of rows a build had taken in, each followed by a new night, that an
     # incremental build kept (a hostile tester's findings; fct_violations differed from a full
     # build's by 1, 6 and 8 rows): a delete whose snapshot then expired (a maintenance pass
@@ -319,7 +328,7 @@ def test_a_lake_rewritten_since_the_last_build_gets_a_full_refresh(tmp_path: Pat
     # batch, and a column added: a build after any worker batch was a full refresh).
     clone, night, lake = cloned_nights(tmp_path, seed=17, count=1)
     marts = tmp_path / "marts"
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
 
     def rewrite(*statements: str) -> None:
         con = lakes.connect(lake)
@@ -332,7 +341,7 @@ def test_a_lake_rewritten_since_the_last_build_gets_a_full_refresh(tmp_path: Pat
 
     def built(first: int) -> BuildResult:
         clone.clone_nights(night, lake, first=first, count=1, evidence=False)
-        return build_marts(lake, marts, quiet=True)
+        return build_marts(lake, marts, quiet=True, dbt=dbt)
 
     alias = lakes.LAKE_ALIAS
     con = lakes.connect(lake)
@@ -346,7 +355,7 @@ def test_a_lake_rewritten_since_the_last_build_gets_a_full_refresh(tmp_path: Pat
         con.execute(f"CALL ducklake_expire_snapshots('{alias}', versions => [{snapshot}])")
     finally:
         con.close()
-    assert build_marts(lake, marts, quiet=True).full_refresh
+    assert build_marts(lake, marts, quiet=True, dbt=dbt).full_refresh
     assert not built(2).full_refresh  # only inserts since
     rewrite(  # what `croupier evidence` does every batch, and an upgrade adding a column
         "COMMENT ON TABLE evaluated_rounds IS 'rounds croupier evidence evaluated'",
@@ -367,7 +376,9 @@ def test_a_lake_rewritten_since_the_last_build_gets_a_full_refresh(tmp_path: Pat
     assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
 
 
-def test_late_tray_events_regroup_the_table_sessions_as_a_full_build_would(tmp_path: Path) -> None:
+def test_late_tray_events_regroup_the_table_sessions_as_a_full_build_would(
+    tmp_path: Path, dbt: DbtWorker
+) -> None:
     # fct_table_sessions replaces only the sessions from each table's first change on. Rounds
     # belong to sessions by time, so a late opening count (sent last, dated inside an old
     # session) takes that session's later rounds into a new session, and a late fill changes
@@ -375,7 +386,7 @@ def test_late_tray_events_regroup_the_table_sessions_as_a_full_build_would(tmp_p
     # tables are kept as they were.
     clone, night, lake = cloned_nights(tmp_path, seed=17, count=2)
     marts = tmp_path / "marts"
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     sessions = "SELECT * FROM fct_table_sessions ORDER BY session_id"
     before = marts_rows(marts, sessions)
     con = lakes.connect(lake)
@@ -405,7 +416,7 @@ def test_late_tray_events_regroup_the_table_sessions_as_a_full_build_would(tmp_p
     finally:
         con.close()
     clone.clone_nights(night, lake, first=2, count=1, evidence=False)
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     after = marts_rows(marts, sessions)
     assert len(after) > len(before) + 1  # the late opening's session and the new night's
     kept = [row for row in before if row[1] != table_id]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from infra import lake as lakes
+from infra.dbt_worker import DbtWorker
 from infra.marts import BuildError, build_marts, connect_marts
 from tests.dbt.conftest import settle_night
 
@@ -42,15 +43,15 @@ def broken_checks(
         con.close()
 
 
-def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> None:
+def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path, dbt: DbtWorker) -> None:
     lake = settle_night(tmp_path, tables=1, hours=0.5, seed=11)
     marts = tmp_path / "marts"
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     # dbt's file log at info (dbt_project.yml's flags): each node and result, no statements
     log = (marts / "_dbt" / "logs" / "dbt.log").read_text()
     assert "[info ]" in log and "[debug]" not in log and "row_contract_fct_bets" in log
     selection = " ".join(f"row_contract_{model}" for model in CONTRACTS)
-    build_marts(lake, marts, command="test", select=selection, quiet=True)
+    build_marts(lake, marts, command="test", select=selection, quiet=True, dbt=dbt)
     assert set(failures(marts)) == {f"row_contract_{model}" for model in CONTRACTS}
     assert set(failures(marts).values()) == {0}
 
@@ -97,7 +98,7 @@ def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> No
         con.close()
 
     with pytest.raises(BuildError):
-        build_marts(lake, marts, command="test", select=selection, quiet=True)
+        build_marts(lake, marts, command="test", select=selection, quiet=True, dbt=dbt)
     assert failures(marts) == {
         # the repeated new and old bet_id, the unknown spot, table and shift
         "row_contract_fct_bets": 5,
@@ -141,13 +142,14 @@ def test_each_folded_check_fails_on_its_break_and_names_it(tmp_path: Path) -> No
 
 def test_a_lake_row_repeating_a_key_the_last_build_tested_fails_its_staging_contract(
     tmp_path: Path,
+    dbt: DbtWorker,
 ) -> None:
     """On an incremental build a staging contract reads the new lake rows, and their keys among
     all rows of the lake table (macros/tested_rows.sql all_rows_of): a copy of a row the last
     build tested is found, whichever of the lake's keyed tables it lands in."""
     lake = settle_night(tmp_path, tables=1, hours=0.5, seed=12)
     marts = tmp_path / "marts"
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     keys = {
         "events": "event_id",
         "rounds": "round_id",
@@ -167,7 +169,7 @@ def test_a_lake_row_repeating_a_key_the_last_build_tested_fails_its_staging_cont
         con.close()
 
     with pytest.raises(BuildError):
-        build_marts(lake, marts, quiet=True)
+        build_marts(lake, marts, quiet=True, dbt=dbt)
     found = failures(marts)
     for table in keys:
         model = f"stg_lake__{table}"
