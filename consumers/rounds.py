@@ -6,7 +6,7 @@ Each game's own checks and settlement come from its folder through `games.regist
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -89,7 +89,13 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
         return result
     if voided is not None:
         row["status"], row["status_reason"] = "voided", voided.reason
-        _return_wagers(result, state, kinds, spec)
+        # A voided round returns every wager on the table (the game's void articles): each is
+        # held to the dealer's record like a settled line (a payment on it is an overpayment).
+        returned = [
+            _returned(state, seat, spot, amount, spec.void_rules)
+            for seat, spot, _, amount in _wagers(kinds, spec)
+        ]
+        _held_to_records(result, state, spec, kinds, returned, lost=_lost(state))
         return result
     try:
         # the released version the table opened with: every round settles under its own
@@ -110,8 +116,13 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
     stream = sorted({f.rule_id for f in state.round_findings if f.rule_id.startswith("EVT-")})
     if stream:
         row["status_reason"] = "settled on a stream with " + ", ".join(stream)
-    _settlement_rows(result, state, spec, kinds, settled, bets, lost="EVT-GAP" in stream)
+    _settlement_rows(result, state, spec, kinds, settled, lost="EVT-GAP" in stream)
     return result
+
+
+def _lost(state: TableState) -> bool:
+    """Whether the round's stream lost events (EVT-GAP, reported on the round)."""
+    return any(f.rule_id == "EVT-GAP" for f in state.round_findings)
 
 
 def _wagers(kinds: RoundEvents, spec: GameSpec) -> list[tuple[int, str, str | None, int]]:
@@ -134,15 +145,16 @@ def _wagers(kinds: RoundEvents, spec: GameSpec) -> list[tuple[int, str, str | No
     ]
 
 
-def _return_wagers(
-    result: RoundResult, state: TableState, kinds: RoundEvents, spec: GameSpec
-) -> None:
-    """A voided round returns every wager on the table (the game's void articles)."""
-    rules = list(spec.void_rules)
-    result.rows["settlements"] += [
-        _row(state, seat, spot, "player", ref, amount, "returned", 0, 0, 0, 0, 0, rules, None)
-        for seat, spot, ref, amount in _wagers(kinds, spec)
-    ]
+def _returned(
+    state: TableState, seat: int, spot: str, amount: int, rule_ids: Sequence[str]
+) -> Settlement:
+    """A wager handed back as it was, under `rule_ids`."""
+    return Settlement(
+        round_id=state.round_id or "", seat=seat, spot=Spot(spot), wager_cents=amount,
+        outcome=Outcome.RETURNED, payout_cents=0, commission_cents=0, net_cents=0,
+        house_result_cents=0, profile=state.profile or "",
+        profile_version=state.profile_version or 0, rule_ids=tuple(rule_ids),
+    )  # fmt: skip
 
 
 def _row(
@@ -205,44 +217,55 @@ def _settlement_rows(
     spec: GameSpec,
     kinds: RoundEvents,
     settled: RoundSettlement,
-    bets: Sequence[BetPlaced],
     *,
     lost: bool,
 ) -> None:
     """The round's settlement lines, each held to the dealer's record; `lost`: the round's
     stream lost events (EVT-GAP, reported on the round)."""
-    # Spots, bettors and outcomes are StrEnums: the members themselves are the strings the rows
-    # and keys need, without the enum's `.value` lookup, a Python call per use.
-    refs: dict[tuple[int, str], str | None] = {(b.seat, b.spot): b.player_ref for b in bets}
-    refs_by_seat = {b.seat: b.player_ref for b in bets}
-    recorded: dict[tuple[int, str], PayoutRecorded] = {
-        (e.seat, e.spot): e for e in kinds.of(PayoutRecorded)
-    }
-    # The dealer's record per (seat, spot) is compared with the lines the rules computed for
-    # that spot (one line per spot today; a list keeps a future split spot honest).
-    computed: dict[tuple[int, str], list[Settlement]] = defaultdict(list)
-    for line in settled.settlements:
-        computed[(line.seat, line.spot)].append(line)
     # A wager the rules engine settled on no line is not in action (a play, call or progressive
     # of a seat without an ante): returned, by the article its check reports it under, and
     # held to the dealer's record like any line (a payment on it is an overpayment).
-    unplayed = [
-        Settlement(
-            round_id=state.round_id or "", seat=seat, spot=Spot(spot), wager_cents=amount,
-            outcome=Outcome.RETURNED, payout_cents=0, commission_cents=0, net_cents=0,
-            house_result_cents=0, profile=state.profile or "",
-            profile_version=state.profile_version or 0, rule_ids=spec.unplayed_rules,
-        )
+    lines = list(settled.settlements)
+    keys = {(line.seat, line.spot) for line in lines}
+    lines += [
+        _returned(state, seat, spot, amount, spec.unplayed_rules)
         for seat, spot, _, amount in _wagers(kinds, spec)
-        if (seat, spot) not in computed
-    ]  # fmt: skip
-    for line in unplayed:
+        if (seat, spot) not in keys
+    ]
+    _held_to_records(result, state, spec, kinds, lines, lost=lost)
+    _jackpot_rows(result, state, settled)
+
+
+def _held_to_records(
+    result: RoundResult,
+    state: TableState,
+    spec: GameSpec,
+    kinds: RoundEvents,
+    lines: Sequence[Settlement],
+    *,
+    lost: bool,
+) -> None:
+    """The round's rows of `lines`, each spot's held to the dealer's record of it, and a
+    payment recorded for a spot no line holds held to nothing; `lost`: the round's stream lost
+    events (EVT-GAP), so a record without a line may be of a wager among them."""
+    # Spots, bettors and outcomes are StrEnums: the members themselves are the strings the rows
+    # and keys need, without the enum's `.value` lookup, a Python call per use.
+    refs: dict[tuple[int, str], str | None] = {}
+    refs_by_seat: dict[int, str | None] = {}
+    for b in kinds.of(BetPlaced):
+        refs[(b.seat, b.spot)] = refs_by_seat[b.seat] = b.player_ref
+    recorded = _records(kinds)
+    records: Counter[tuple[int, str]] = Counter((e.seat, e.spot) for e in kinds.of(PayoutRecorded))
+    # The dealer's record per (seat, spot) is compared with the lines the rules computed for
+    # that spot (one line per spot today; a list keeps a future split spot honest).
+    computed: dict[tuple[int, str], list[Settlement]] = defaultdict(list)
+    for line in lines:
         computed[(line.seat, line.spot)].append(line)
     rows = result.rows["settlements"]
-    for line in (*settled.settlements, *unplayed) if unplayed else settled.settlements:
+    for line in lines:
         key = (line.seat, line.spot)
-        lines = computed[key]
-        rec = recorded.get(key) if lines[0] is line else None
+        spot_lines = computed[key]
+        rec = recorded.get(key) if spot_lines[0] is line else None
         row = _row(
             state,
             line.seat,
@@ -258,23 +281,47 @@ def _settlement_rows(
             line.house_result_cents,
             list(line.rule_ids),
             rec,
-            profile=line.profile,
-            profile_version=line.profile_version,
+            profile=line.profile or None,
+            profile_version=line.profile_version or None,
         )
         rows.append(row)
-        if rec is not None and len(lines) > 1:
+        if rec is not None and len(spot_lines) > 1:
             # The row's difference compares the record with this line only; fix it for spots
             # that group several lines.
-            row["payout_difference_cents"] = _recorded_net(rec) - sum(ln.net_cents for ln in lines)
+            row["payout_difference_cents"] = _recorded_net(rec) - sum(
+                ln.net_cents for ln in spot_lines
+            )
         if rec is not None and row["payout_difference_cents"]:
-            result.findings += _payment_findings(spec, rec, lines)
+            result.findings += _payment_findings(spec, rec, spot_lines, records[key])
     # A payment the dealer recorded for a spot the round holds no line for (no wager there, an
     # ante bonus not earned) is held to nothing: money paid is an overpayment. Not when the
     # stream lost events: the wager may be among them, and the dealer right.
     if not lost:
         for where, record in recorded.items():
             if where not in computed:
-                result.findings += _payment_findings(spec, record, ())
+                result.findings += _payment_findings(spec, record, (), records[where])
+
+
+def _records(kinds: RoundEvents) -> dict[tuple[int, str], PayoutRecorded]:
+    """The dealer's record per (seat, spot). Several records of one spot add up, the last one
+    standing for them (where a finding points): a bet paid twice is money paid twice."""
+    recorded: dict[tuple[int, str], PayoutRecorded] = {}
+    for e in kinds.of(PayoutRecorded):
+        before = recorded.get((e.seat, e.spot))
+        if before is not None:
+            e = e.model_copy(
+                update={
+                    "collected_cents": before.collected_cents + e.collected_cents,
+                    "paid_cents": before.paid_cents + e.paid_cents,
+                    "commission_cents": before.commission_cents + e.commission_cents,
+                }
+            )
+        recorded[(e.seat, e.spot)] = e
+    return recorded
+
+
+def _jackpot_rows(result: RoundResult, state: TableState, settled: RoundSettlement) -> None:
+    """The round's house result and its entries in the jackpot's ledger."""
     result.round_row["house_result_cents"] = settled.house_result_cents
     for entry_no, entry in enumerate(settled.jackpot, start=1):
         result.rows["jackpot_ledger"].append(
@@ -300,17 +347,17 @@ def _recorded_net(rec: PayoutRecorded) -> int:
 
 
 def _payment_findings(
-    spec: GameSpec, rec: PayoutRecorded, lines: Sequence[Settlement]
+    spec: GameSpec, rec: PayoutRecorded, lines: Sequence[Settlement], records: int = 1
 ) -> list[Finding]:
     """The dealer's recorded payout against the rules' (platform: 'payout recorded ≠ payout
-    computed; commission not collected')."""
+    computed; commission not collected'); `records`: how many records `rec` adds up."""
     paid = sum(ln.payout_cents for ln in lines)
     commission = sum(ln.commission_cents for ln in lines)
     net = sum(ln.net_cents for ln in lines)
     recorded_net = _recorded_net(rec)
     if recorded_net == net:
         return []
-    evidence = {
+    evidence: dict[str, Any] = {
         "seat": rec.seat,
         "spot": rec.spot.value,
         "computed": {"paid_cents": paid, "commission_cents": commission, "net_cents": net},
@@ -320,11 +367,19 @@ def _payment_findings(
             "collected_cents": rec.collected_cents,
         },
     }
+    if records > 1:
+        evidence["records"] = records
     if commission > 0 and rec.commission_cents == 0 and rec.paid_cents == paid:
         return [
             finding_at(rec, "PGP-A17c", "commission_not_collected", Severity.CRITICAL, **evidence)
         ]
-    check = "overpayment" if recorded_net > net else "underpayment"
+    if commission == 0 and rec.commission_cents > 0 and recorded_net + rec.commission_cents == net:
+        # The money paid and taken is right, a commission taken beside it is not due (a loss, a
+        # push, a game without commission, the house's own position): not an underpayment of
+        # a bet, which a record for seat 0 with no line would otherwise read as.
+        check = "commission_not_due"
+    else:
+        check = "overpayment" if recorded_net > net else "underpayment"
     return [finding_at(rec, spec.table_rules.payment, check, Severity.CRITICAL, **evidence)]
 
 

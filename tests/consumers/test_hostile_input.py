@@ -533,6 +533,106 @@ def test_a_payment_recorded_for_a_spot_without_a_line_is_held_to_nothing(
     con.close()
 
 
+def test_a_bet_paid_twice_a_payment_in_a_voided_round_and_a_commission_not_due_are_found(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    """Two records of one Tripóker ante's payment (the bet paid twice) kept only the last, which
+    matched; and a payment recorded before a round was voided was held to nothing, since a
+    voided round's returned wagers were never compared with the dealer's records. Now a spot's
+    records add up (the second payment is an overpayment of its amount; the finding points at
+    the last record and says how many there were) and a voided round's
+    returned wagers are held to them (a payment on one is an overpayment), both under the
+    game's payment article (DEF-TCP3); the paid-twice round settles as the clean night's. A
+    commission recorded for the house's own position (seat 0, no line) read as an
+    underpayment of a bet: it is a commission not due (PGP-A17c), the money paid being right."""
+    events = decode(CLEAN.messages)
+    win = find(
+        events,
+        lambda e: e["event_type"] == "payout_recorded" and e["game"] == "tripoker"
+        and e["spot"] == "ante" and e["paid_cents"] > 0,
+        2,
+    )  # fmt: skip
+    again = events[win] | {"event_id": str(uuid.UUID(int=6))}
+    events.insert(win + 1, again)
+    # a commission recorded for the house's own position in a Pai Gow round the house banks
+    house = find(events, lambda e: e["event_type"] == "payout_recorded" and e["game"] == "pai_gow")
+    commission = events[house] | {"event_id": str(uuid.UUID(int=9)), "seat": 0, "spot": "main",
+                                  "collected_cents": 0, "paid_cents": 0,
+                                  "commission_cents": 250}  # fmt: skip
+    assert next(
+        e["banker_position"] for e in events
+        if e["round_id"] == commission["round_id"] and e["event_type"] == "round_started"
+    ) == 0  # fmt: skip
+    events.insert(house + 1, commission)
+    # a later Tripóker round is voided once its cards are dealt, after the dealer paid a seat
+    voided = next(
+        e["round_id"] for e in events[win + 2 :]
+        if e["event_type"] == "round_started" and e["game"] == "tripoker"
+    )  # fmt: skip
+    kept = [e for e in events if e["round_id"] == voided and e["event_type"] in (
+        "round_started", "bet_placed", "bets_closed", "cards_dealt")]  # fmt: skip
+    ante = next(e for e in kept if e["event_type"] == "bet_placed" and e["spot"] == "ante")
+    paid = {k: ante[k] for k in ENVELOPE} | {
+        "event_id": str(uuid.UUID(int=7)), "event_type": "payout_recorded", "seat": ante["seat"],
+        "spot": "ante", "collected_cents": 0, "paid_cents": 3_000, "commission_cents": 0,
+    }  # fmt: skip
+    void = {k: ante[k] for k in ENVELOPE} | {
+        "event_id": str(uuid.UUID(int=8)), "event_type": "round_voided", "reason": "misdeal",
+    }  # fmt: skip
+    at = events.index(kept[-1])
+    events = [
+        e
+        for e in [*events[: at + 1], paid, void, *events[at + 1 :]]
+        if e["round_id"] != voided or e in kept or e is paid or e is void
+    ]
+    for table_id in {e["table_id"] for e in events}:
+        for n, e in enumerate((e for e in events if e["table_id"] == table_id), start=1):
+            e["seq"] = n  # no gap: the device sent them
+    con = settle(tmp_path / "lake", encode(events))
+    assert violations(con) == Counter({"DEF-TCP3/overpayment": 2, "PGP-A17c/commission_not_due": 1})
+    found = table(
+        con,
+        "SELECT round_id, evidence->>'seat', evidence->>'spot', "
+        "(evidence->'computed'->>'net_cents')::BIGINT, "
+        "(evidence->'recorded'->>'paid_cents')::BIGINT, event_id, "
+        "(evidence->>'records')::INTEGER FROM violations",
+    )
+    computed = next(
+        line[6] for line in clean[again["round_id"]][1]
+        if line[1] == again["seat"] and line[2] == "ante"
+    )  # fmt: skip
+    assert computed == again["paid_cents"] - again["collected_cents"]
+    assert found == sorted(
+        [
+            (again["round_id"], str(again["seat"]), "ante", computed, 2 * again["paid_cents"],
+             again["event_id"], 2),
+            (voided, str(ante["seat"]), "ante", 0, 3_000, paid["event_id"], None),
+            (commission["round_id"], "0", "main", 0, 0, commission["event_id"], None),
+        ],
+        key=repr,
+    )  # fmt: skip
+    got = by_round(con)
+    assert got[voided][0][2] == "voided"
+    # every wager of the voided round returned, the paid seat's with the dealer's record
+    assert table(
+        con,
+        "SELECT seat, spot, outcome, net_cents, recorded_paid_cents, payout_difference_cents "
+        f"FROM settlements WHERE round_id = '{voided}'",
+    ) == table(
+        con,
+        "SELECT seat, spot, 'returned', 0, "
+        f"CASE WHEN seat = {ante['seat']} AND spot = 'ante' THEN 3000 END, "
+        f"CASE WHEN seat = {ante['seat']} AND spot = 'ante' THEN 3000 END "
+        f"FROM (SELECT seat, spot FROM settlements WHERE round_id = '{voided}')",
+    )
+    assert {(line[1], line[2]) for line in got[voided][1]} == {
+        (e["seat"], e["spot"]) for e in kept if e["event_type"] == "bet_placed"
+    }
+    assert got[commission["round_id"]] == clean[commission["round_id"]]
+    assert_untouched_equal(clean, got, {voided})
+    con.close()
+
+
 def test_the_same_breach_twice_in_one_event_gets_two_ids_the_same_on_a_rerun() -> None:
     """Whatever check reports a breach twice alike: both rows kept, the second numbered."""
     from consumers.processor import Processor
