@@ -186,12 +186,13 @@ def _serve(replies: int) -> None:
         os.environ.update(request["env"])
         if parsed is None:
             result = dbtRunner().invoke(["parse", *request["parse"], "--quiet"])
+            _close_duckdb()
             if not result.success:
                 os.write(replies, b"2\n")
                 continue
             parsed = result.result
-        _fresh_duckdb()
         result = dbtRunner(manifest=_copy(parsed)).invoke(request["args"])
+        _close_duckdb()
         code = 0 if result.success else 1 if result.exception is None else 2
         os.write(replies, f"{code}\n".encode())
 
@@ -205,9 +206,11 @@ def _copy(parsed: Any) -> Any:
     )
 
 
-def _fresh_duckdb() -> None:
+def _close_duckdb() -> None:
     """dbt-duckdb keeps its DuckDB instance (the lake and marts attached) in a class attribute
-    across invocations: each command gets a new one, as a `dbt` process would."""
+    across invocations: it is closed once a command ends, so that the next command gets a new
+    one, as a `dbt` process would, and that between builds this process holds no file of the
+    lake or the marts open, nor the last build's cache in memory."""
     from dbt.adapters.duckdb.connections import DuckDBConnectionManager
 
     env = DuckDBConnectionManager._ENV

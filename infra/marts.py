@@ -134,6 +134,7 @@ def connect_marts(
     read_only: bool = True,
     snapshot: int | None = None,
     latest: bool = False,
+    lake_snapshot: int | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the marts attached as `marts` and in use, read-only by default.
 
@@ -143,7 +144,7 @@ def connect_marts(
     versions, plain `dbt build`) are read at their latest snapshot. `latest=True`, or
     `read_only=False` (the writer), attach the latest snapshot: what dbt left, a failed build's
     half included. With `lake`, the lake is attached read-only too, as `lake`, so the staging
-    views resolve.
+    views resolve: at `lake_snapshot`, else at its latest.
     """
     store = marts_store(marts)
     if not store.exists:
@@ -153,7 +154,7 @@ def connect_marts(
     elif snapshot is None:
         published = published_build(marts)
         snapshot = published.marts_snapshot_id if published is not None else None
-    attach = [lake.attach_sql(read_only=True)] if lake is not None else []
+    attach = [lake.attach_sql(read_only=True, snapshot=lake_snapshot)] if lake is not None else []
     attach.append(store.attach_sql(alias=MARTS_ALIAS, read_only=read_only, snapshot=snapshot))
     return lakes.open_session(attach, use=MARTS_ALIAS)
 
@@ -218,13 +219,7 @@ def _failing_rows(
     if not failed:
         return ""
     try:
-        con = lakes.open_session(
-            [
-                lake.attach_sql(read_only=True, snapshot=snapshot),
-                marts_store(marts).attach_sql(alias=MARTS_ALIAS, read_only=True),
-            ],
-            use=MARTS_ALIAS,
-        )
+        con = connect_marts(marts, lake=lake, latest=True, lake_snapshot=snapshot)
     except (duckdb.Error, lakes.LakeError) as exc:
         return f"\n(the failing rows cannot be read: {exc})"
     lines = [""]
@@ -558,7 +553,7 @@ def build_marts(
         ).encode()
     ).hexdigest()
     started_at = datetime.now().astimezone()
-    started, wall_start = time.monotonic(), time.time()
+    started = time.monotonic()
     try:
         with contextlib.nullcontext(dbt) if dbt is not None else DbtWorker() as worker:
             code = worker.run(args, parse=parse, env=env, key=key, timeout=timeout)
@@ -569,7 +564,9 @@ def build_marts(
         raise BuildError(
             f"dbt {command} failed (exit {code}); see the output above and "
             f"{work / 'logs' / 'dbt.log'}"
-            + _failing_rows(lake, state.snapshot_id, marts, since=wall_start, timeout=timeout)
+            + _failing_rows(
+                lake, state.snapshot_id, marts, since=started_at.timestamp(), timeout=timeout
+            )
         )
     if command == "build":
         _record_build(

@@ -1,4 +1,4 @@
-"""A demo lake and its marts, built once per session for the dashboards' tests, and the
+"""A demo lake and its marts, built once per run for the dashboards' tests, and the
 settings (environment) that point the dashboards at them with a state folder of each test's."""
 
 from __future__ import annotations

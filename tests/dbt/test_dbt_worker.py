@@ -34,6 +34,10 @@ def test_one_dbt_process_builds_what_a_new_process_per_build_builds(
         build_marts(lake, marts, quiet=True, dbt=dbt)
         first = dbt.pid
         assert first is not None
+        # between builds it holds no file of the lake or the marts store open (its DuckDB is
+        # closed with the command; dbt's own log, under the marts' _dbt folder, stays open)
+        log = marts.resolve() / "_dbt" / "logs"
+        assert [f for f in held_open(first, lake.root, marts) if not f.startswith(f"{log}/")] == []
         # new rows, then none, each build from a thread of its own that then ends (as a
         # server's would): each build compiles its own SQL (the ephemeral staging models' CTEs
         # read the rows since this build's last one), not the last build's, in one process
@@ -74,6 +78,20 @@ def test_one_dbt_process_builds_what_a_new_process_per_build_builds(
         assert dbt.pid not in (None, first, second, third)
 
     assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
+
+
+def held_open(pid: int, *folders: Path) -> list[str]:
+    """The files under `folders` that process `pid` has open."""
+    roots = tuple(f"{folder.resolve()}/" for folder in folders)
+    held = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:  # closed meanwhile
+            continue
+        if target.startswith(roots):
+            held.append(target)
+    return held
 
 
 def build(
