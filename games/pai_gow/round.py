@@ -61,22 +61,26 @@ def settle(kinds: RoundEvents, profile: Profile, meter_cents: int | None) -> Rou
 def seats(
     kinds: RoundEvents, groups: dict[int, tuple[int, ...]], group_of: dict[int, int]
 ) -> list[PaiGowSeat]:
-    """The round's betting positions, in seat order: each bet's cards (its group by the dice,
-    `deal`), the hand set, a surrender."""
+    """The round's betting positions, in seat order: each one's wager (its bets added up, as
+    every game adds a spot's bets), its cards (its group by the dice, `deal`), the hand set, a
+    surrender."""
     hands = {e.seat: e for e in kinds.of(HandSet)}
     surrendered = {e.seat for e in kinds.of(PlayerDecided) if e.decision.value == "surrender"}
+    wagers: dict[int, int] = {}
+    for bet in kinds.of(BetPlaced):
+        wagers[bet.seat] = wagers.get(bet.seat, 0) + bet.amount_cents
     found: list[PaiGowSeat] = []
-    for bet in sorted(kinds.of(BetPlaced), key=lambda b: b.seat):
-        hand = hands.get(bet.seat)
+    for seat, wager in sorted(wagers.items()):
+        hand = hands.get(seat)
         found.append(
             PaiGowSeat(
-                seat=bet.seat,
-                wager_cents=bet.amount_cents,
-                cards=groups[group_of[bet.seat]],
+                seat=seat,
+                wager_cents=wager,
+                cards=groups[group_of[seat]],
                 hand=None
                 if hand is None
                 else PaiGowHand(high=cards(hand.high), low=cards(hand.low)),
-                surrendered=bet.seat in surrendered,
+                surrendered=seat in surrendered,
             )
         )
     return found

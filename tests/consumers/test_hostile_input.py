@@ -633,6 +633,66 @@ def test_a_bet_paid_twice_a_payment_in_a_voided_round_and_a_commission_not_due_a
     con.close()
 
 
+def test_a_pai_gow_seat_that_bets_twice_plays_one_wager_of_both(
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+) -> None:
+    """A second bet_placed for a Pai Gow seat (a resend under a new id, a bet added) left the
+    round unsettled ("seat is repeated") with no finding, where the other games add a spot's
+    bets up. Now the seat plays one wager of both: a push stays a push (the dealer's all-zero
+    record right), a loss loses both bets, so the dealer who collected one left the other with
+    the player (an overpayment, PGP-A17c)."""
+    events = decode(CLEAN.messages)
+    lines = {
+        (rid, line[1]): line for rid, (_, round_lines) in clean.items() for line in round_lines
+    }
+
+    def bet_of(outcome: str) -> int:
+        return find(
+            events,
+            lambda e: e["event_type"] == "bet_placed" and e["game"] == "pai_gow"
+            and lines[(e["round_id"], e["seat"])][3] == outcome,
+            2,
+        )  # fmt: skip
+
+    pushed, lost = bet_of("push"), bet_of("lose")
+    assert events[pushed]["round_id"] != events[lost]["round_id"]
+    again = {
+        at: events[at] | {"event_id": str(uuid.UUID(int=10 + n))}
+        for n, at in enumerate((pushed, lost))
+    }
+    for at in sorted(again, reverse=True):
+        events.insert(at + 1, again[at])
+    for table_id in {e["table_id"] for e in events}:
+        for n, e in enumerate((e for e in events if e["table_id"] == table_id), start=1):
+            e["seq"] = n  # no gap: the device sent them
+    con = settle(tmp_path / "lake", encode(events))
+    assert violations(con) == Counter({"PGP-A17c/overpayment": 1})
+    got = by_round(con)
+    for bet in again.values():
+        rid, seat, amount = bet["round_id"], bet["seat"], bet["amount_cents"]
+        row, round_lines = got[rid]
+        clean_row = clean[rid][0]
+        assert row[2] == "settled"
+        assert (row[3], row[4]) == (clean_row[3] + 1, clean_row[4] + amount)
+        line = next(line for line in round_lines if line[1] == seat)
+        before = lines[(rid, seat)]
+        assert line[3] == before[3]  # the same hands, the same outcome, on both bets
+        if line[3] == "push":
+            assert line[4:] == (0, 0, 0)
+        else:
+            assert line[4:] == (0, 0, -2 * amount) and before[6] == -amount
+    found = table(
+        con,
+        "SELECT round_id, evidence->>'seat', (evidence->'computed'->>'net_cents')::BIGINT, "
+        "(evidence->'recorded'->>'collected_cents')::BIGINT FROM violations",
+    )
+    bet = again[lost]
+    assert found == [(bet["round_id"], str(bet["seat"]), -2 * bet["amount_cents"],
+                      bet["amount_cents"])]  # fmt: skip
+    assert_untouched_equal(clean, got, {bet["round_id"] for bet in again.values()})
+    con.close()
+
+
 def test_the_same_breach_twice_in_one_event_gets_two_ids_the_same_on_a_rerun() -> None:
     """Whatever check reports a breach twice alike: both rows kept, the second numbered."""
     from consumers.processor import Processor
