@@ -116,7 +116,7 @@ def finish_round(state: TableState, *, abandoned: bool) -> RoundResult:
     stream = sorted({f.rule_id for f in state.round_findings if f.rule_id.startswith("EVT-")})
     if stream:
         row["status_reason"] = "settled on a stream with " + ", ".join(stream)
-    _settlement_rows(result, state, spec, kinds, settled, lost="EVT-GAP" in stream)
+    _settlement_rows(result, state, spec, kinds, settled, lost=_lost(state))
     return result
 
 
@@ -254,8 +254,7 @@ def _held_to_records(
     refs_by_seat: dict[int, str | None] = {}
     for b in kinds.of(BetPlaced):
         refs[(b.seat, b.spot)] = refs_by_seat[b.seat] = b.player_ref
-    recorded = _records(kinds)
-    records: Counter[tuple[int, str]] = Counter((e.seat, e.spot) for e in kinds.of(PayoutRecorded))
+    recorded, records = _records(kinds)
     # The dealer's record per (seat, spot) is compared with the lines the rules computed for
     # that spot (one line per spot today; a list keeps a future split spot honest).
     computed: dict[tuple[int, str], list[Settlement]] = defaultdict(list)
@@ -302,11 +301,16 @@ def _held_to_records(
                 result.findings += _payment_findings(spec, record, (), records[where])
 
 
-def _records(kinds: RoundEvents) -> dict[tuple[int, str], PayoutRecorded]:
-    """The dealer's record per (seat, spot). Several records of one spot add up, the last one
-    standing for them (where a finding points): a bet paid twice is money paid twice."""
+def _records(
+    kinds: RoundEvents,
+) -> tuple[dict[tuple[int, str], PayoutRecorded], Counter[tuple[int, str]]]:
+    """The dealer's record per (seat, spot), and how many records each adds up. Several records
+    of one spot add up, the last one standing for them (where a finding points): a bet paid
+    twice is money paid twice."""
     recorded: dict[tuple[int, str], PayoutRecorded] = {}
+    counts: Counter[tuple[int, str]] = Counter()
     for e in kinds.of(PayoutRecorded):
+        counts[(e.seat, e.spot)] += 1
         before = recorded.get((e.seat, e.spot))
         if before is not None:
             e = e.model_copy(
@@ -317,7 +321,7 @@ def _records(kinds: RoundEvents) -> dict[tuple[int, str], PayoutRecorded]:
                 }
             )
         recorded[(e.seat, e.spot)] = e
-    return recorded
+    return recorded, counts
 
 
 def _jackpot_rows(result: RoundResult, state: TableState, settled: RoundSettlement) -> None:
