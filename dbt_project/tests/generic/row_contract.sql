@@ -1,10 +1,15 @@
-{% test row_contract(model, not_null=[], unique=[], unique_together=[], accepted={}, references={},
-    expressions=[]) %}
+{% test row_contract(model, not_null=[], unique=[], repeat_keeps={}, unique_together=[], accepted={},
+    references={}, expressions=[]) %}
 {#- A model's row-level contract in one test: one query and one dbt node instead of one per
     check, which is what an incremental build spends its time on (dbt's own work per node
     costs more than these queries). Each failing row names its check and what failed:
       not_null         columns none of which may be null (detail: the null ones);
       unique           columns each unique on its own, nulls left out (dbt's `unique`);
+      repeat_keeps     unique column -> a column whose value a repeat of its key keeps (an
+                       event stored twice keeps its occurred_at): on an incremental build a
+                       new key is looked up only among the rows whose value of that column
+                       lies within the new rows' range, which DuckLake reads by its files'
+                       statistics instead of reading every key (a full build reads them all);
       unique_together  lists of columns that together identify a row, nulls counted as equal;
       accepted         column -> the values it may take, nulls left out (dbt's
                        `accepted_values`); a string value is compared as a string, a number
@@ -34,9 +39,12 @@
     ) -%}
 {%- endif -%}
 {%- for column in unique -%}
+    {%- set kept = repeat_keeps.get(column) -%}
     {%- do checks.append(
         "select 'unique " ~ column ~ "' as failed_check, cast(" ~ column ~ " as varchar) as detail"
         ~ (" from all_rows where " ~ column ~ " in (select " ~ column ~ " from contract_rows)"
+           ~ (" and " ~ kept ~ " between (select min(" ~ kept ~ ") from contract_rows) and"
+              ~ " (select max(" ~ kept ~ ") from contract_rows)" if kept else "")
            if widened else " from contract_rows where " ~ column ~ " is not null")
         ~ " group by " ~ column ~ " having count(*) > 1"
     ) -%}
