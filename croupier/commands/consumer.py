@@ -202,12 +202,14 @@ def consume(
     except DeadLetterCopiesUndelivered as exc:
         raise click.ClickException(str(exc)) from None
     finally:
-        try:
-            with closing_after_stop():
+        # the metrics server's shutdown waits up to half a second for its loop: a second stop
+        # then ended a run that had committed everything with "Aborted!" and exit 1
+        with closing_after_stop():
+            try:
                 sink.close()
-        finally:
-            if server is not None:
-                server.close()
+            finally:
+                if server is not None:
+                    server.close()
     logging.getLogger("croupier.consumer").info("consumed", extra=fields(messages=total))
 
 
