@@ -59,6 +59,10 @@ class RoundEvents:
         found = self._by_type.get(kind)
         return cast("E", found[0]) if found else None
 
+    def seats_betting(self, spot: Spot) -> set[int]:
+        """The seats with a bet placed on `spot` (the seats that anted: `Spot.ANTE`)."""
+        return {b.seat for b in self.of(BetPlaced) if b.spot is spot}
+
 
 @dataclass(frozen=True, kw_only=True)
 class GameSpec:

@@ -35,7 +35,7 @@ def round_checks(kinds: RoundEvents, profile: Profile) -> list[Finding]:
     findings = []
     if isinstance(profile, HoldemProfile):
         findings += decision_amounts(kinds, Decision.CALL, profile.call_multiple, "DEF-THP1")
-    anted = {b.seat for b in kinds.of(BetPlaced) if b.spot is Spot.ANTE}
+    anted = kinds.seats_betting(Spot.ANTE)
     first: dict[int, BetPlaced | CardsDealt | PlayerDecided] = {}
     for event in kinds.all:
         if (

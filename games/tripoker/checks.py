@@ -220,7 +220,7 @@ def plays_without_ante(kinds: RoundEvents) -> list[Finding]:
     no settled bet) and this finding names it. None for a voided round (ALL-5)."""
     if kinds.of(RoundVoided):
         return []
-    anted = {b.seat for b in kinds.of(BetPlaced) if b.spot is Spot.ANTE}
+    anted = kinds.seats_betting(Spot.ANTE)
     return [
         finding_at(
             event, "DEF-TCP2", "play_without_ante", Severity.MAJOR,
