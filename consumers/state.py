@@ -81,7 +81,9 @@ class TableState:
     skip_round: str | None = None  # a round found unprocessable: its later events only stored
     # The plausible range of the next event's time, from the message's clock until
     # `clock_until_ms` (see `_message_time`) or, without one, from `last_at` (`_session_time`).
-    # Empty until the first event (every comparison with it fails).
+    # Empty until the first event (every comparison with it fails). Saved with the rest: it
+    # decides when `last_at` moves and which times are checked, so a consumer that resumes
+    # from the lake must go on with the same range as one that never stopped.
     time_lo: datetime = field(default=_LATEST, repr=False, compare=False)
     time_hi: datetime = field(default=_EARLIEST, repr=False, compare=False)
     clock_until_ms: int = field(default=0, repr=False, compare=False)
@@ -92,6 +94,8 @@ class TableState:
         data["round_events"] = [dump_event(e).decode() for e in self.round_events]
         data["held"] = [dump_event(e).decode() for e in self.held]
         data["round_findings"] = [_finding_json(f) for f in self.round_findings]
+        data["time_range"] = [self.time_lo.isoformat(), self.time_hi.isoformat()]
+        data["clock_until_ms"] = self.clock_until_ms
         return data
 
     @classmethod
@@ -101,6 +105,9 @@ class TableState:
             state.last_at = datetime.fromisoformat(state.last_at)
         state.round_events = [parse_event(e) for e in data.get("round_events", [])]
         state.held = [parse_event(e) for e in data.get("held", [])]
+        if "time_range" in data:  # saved before it was: empty, as for a table never seen
+            state.time_lo, state.time_hi = map(datetime.fromisoformat, data["time_range"])
+            state.clock_until_ms = data["clock_until_ms"]
         if "dealt_decks" not in data:
             # Saved before new decks were followed (PGP-A6, TCP-A6, THP-A6): the decks it knew
             # are in play already, not new decks to report at their next round.
