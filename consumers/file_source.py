@@ -237,7 +237,10 @@ class FileSource:
         self.stop_signal: int | None = None
 
     def request_stop(self, signum: int, _frame: FrameType | None = None) -> None:
-        self.stop_signal = signum
+        """The first signal stops the run and names its exit code (128 + N); later ones change
+        nothing."""
+        if self.stop_signal is None:
+            self.stop_signal = signum
 
     def run(self, *, install_signal_handlers: bool = True) -> FileReport:
         with stop_on_signals(self.request_stop, install=install_signal_handlers):

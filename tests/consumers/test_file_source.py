@@ -251,6 +251,31 @@ def test_a_stop_that_comes_once_every_line_is_read_stops_nothing(
     assert report.committed == len(small_night) == lake_progress(tmp_path / "lake", opened.topic)
 
 
+def test_the_first_of_two_signals_names_the_stop(
+    tmp_path: Path, recording: Path, small_night: list[Message]
+) -> None:
+    """A SIGTERM and then a Ctrl-C while the run stops: it was stopped by SIGTERM (exit 143, as
+    `--help` says: 128 + N of the signal that stopped it first), not by the last signal."""
+    sink = LakeSink(lakes.Lake(root=tmp_path / "lake"))
+    pipeline = Pipeline(sink)
+    with open_recording(recording) as opened:
+
+        def progress(done: int) -> None:
+            if done < opened.size:
+                for signum in (signal.SIGTERM, signal.SIGINT):
+                    os.kill(os.getpid(), signum)
+                    signal.pthread_sigmask(signal.SIG_BLOCK, [])  # runs the handler now
+
+        source = FileSource(pipeline, opened, batch_size=500, on_progress=progress)
+        try:
+            report = source.run()
+        finally:
+            pipeline.close()
+            sink.close()
+    assert not report.complete and report.stopped_by == "SIGTERM"
+    assert 0 < report.committed == lake_progress(tmp_path / "lake", opened.topic) < len(small_night)
+
+
 def test_bad_lines_become_dead_letters_and_the_rest_settles(
     tmp_path: Path, small_night: list[Message]
 ) -> None:
