@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from click.testing import CliRunner
 
 from consumers.file_source import (
     LINE_KEEP,
+    FileReport,
     FileSource,
     LakeBusyError,
     lock_lake,
@@ -92,6 +94,25 @@ def lake_state(root: Path) -> tuple[dict[str, str], dict[str, int]]:
         return content_hashes(con, positions=True), lakes.table_counts(con)
     finally:
         con.close()
+
+
+def run_reporting(
+    lake: Path, recording: Path, progress: Callable[[int, int], None]
+) -> tuple[FileSource, FileReport, str]:
+    """`recording` read in process into `lake` in batches of 500, `progress(lines done, lines
+    in all)` called with each progress report: the source, its report and the topic."""
+    sink = LakeSink(lakes.Lake(root=lake))
+    pipeline = Pipeline(sink)
+    with open_recording(recording) as opened:
+        source = FileSource(
+            pipeline, opened, batch_size=500, on_progress=lambda done: progress(done, opened.size)
+        )
+        try:
+            report = source.run()
+        finally:
+            pipeline.close()
+            sink.close()
+    return source, report, opened.topic
 
 
 @pytest.fixture(scope="module")
@@ -232,23 +253,15 @@ def test_a_stop_that_comes_once_every_line_is_read_stops_nothing(
     """A SIGTERM that lands after the last line was read (here: with the final progress
     report, once everything is committed) cut nothing short: the run is complete, not
     "stopped by SIGTERM, run again to settle the rest" (a hostile tester's finding)."""
-    sink = LakeSink(lakes.Lake(root=tmp_path / "lake"))
-    pipeline = Pipeline(sink)
-    with open_recording(recording) as opened:
 
-        def progress(done: int) -> None:
-            if done == opened.size:
-                os.kill(os.getpid(), signal.SIGTERM)
+    def progress(done: int, size: int) -> None:
+        if done == size:
+            os.kill(os.getpid(), signal.SIGTERM)
 
-        source = FileSource(pipeline, opened, batch_size=500, on_progress=progress)
-        try:
-            report = source.run()
-        finally:
-            pipeline.close()
-            sink.close()
+    source, report, topic = run_reporting(tmp_path / "lake", recording, progress)
     assert source.stop_signal == signal.SIGTERM  # it did arrive, inside the run
     assert report.complete and report.stopped_by is None
-    assert report.committed == len(small_night) == lake_progress(tmp_path / "lake", opened.topic)
+    assert report.committed == len(small_night) == lake_progress(tmp_path / "lake", topic)
 
 
 def test_the_first_of_two_signals_names_the_stop(
@@ -256,24 +269,16 @@ def test_the_first_of_two_signals_names_the_stop(
 ) -> None:
     """A SIGTERM and then a Ctrl-C while the run stops: it was stopped by SIGTERM (exit 143, as
     `--help` says: 128 + N of the signal that stopped it first), not by the last signal."""
-    sink = LakeSink(lakes.Lake(root=tmp_path / "lake"))
-    pipeline = Pipeline(sink)
-    with open_recording(recording) as opened:
 
-        def progress(done: int) -> None:
-            if done < opened.size:
-                for signum in (signal.SIGTERM, signal.SIGINT):
-                    os.kill(os.getpid(), signum)
-                    signal.pthread_sigmask(signal.SIG_BLOCK, [])  # runs the handler now
+    def progress(done: int, size: int) -> None:
+        if done < size:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                os.kill(os.getpid(), signum)
+                signal.pthread_sigmask(signal.SIG_BLOCK, [])  # runs the handler now
 
-        source = FileSource(pipeline, opened, batch_size=500, on_progress=progress)
-        try:
-            report = source.run()
-        finally:
-            pipeline.close()
-            sink.close()
+    _, report, topic = run_reporting(tmp_path / "lake", recording, progress)
     assert not report.complete and report.stopped_by == "SIGTERM"
-    assert 0 < report.committed == lake_progress(tmp_path / "lake", opened.topic) < len(small_night)
+    assert 0 < report.committed == lake_progress(tmp_path / "lake", topic) < len(small_night)
 
 
 def test_bad_lines_become_dead_letters_and_the_rest_settles(
