@@ -436,15 +436,12 @@ def test_a_consumer_that_stops_and_resumes_keeps_the_state_of_one_that_never_sto
     of its closing's) and checked other events' times strictly."""
     topic = "night"
 
-    def states(root: Path) -> dict[str, Any]:
-        con = open_lake(root)
+    def states(root: Path) -> dict[str, dict[str, Any]]:
+        sink = LakeSink(lakes.Lake(root=root))
         try:
-            rows = con.execute(
-                "SELECT table_id, arg_max(state, version) FROM table_state GROUP BY table_id"
-            ).fetchall()
+            return sink.load_states()
         finally:
-            con.close()
-        return {table: json.loads(state) for table, state in rows}
+            sink.close()
 
     in_process(small_night, tmp_path / "once", topic)
     once = states(tmp_path / "once")
@@ -452,13 +449,6 @@ def test_a_consumer_that_stops_and_resumes_keeps_the_state_of_one_that_never_sto
     for stop in (400, 1_234, len(small_night) - 7):
         root = tmp_path / f"stopped-{stop}"
         for part in (slice(0, stop), slice(stop, None)):
-            sink = LakeSink(lakes.Lake(root=root))
-            pipeline = Pipeline(sink)
-            offsets = range(len(small_night))[part]
-            pipeline.handle([
-                RawMessage(value=m.value, key=m.key.encode(), topic=topic, partition=0, offset=i)
-                for m, i in zip(small_night[part], offsets, strict=True)
-            ])  # fmt: skip
-            pipeline.close()
-            sink.close()
+            offsets = list(range(len(small_night))[part])
+            in_process(small_night[part], root, topic, offsets)  # a new pipeline each part
         assert states(root) == once, stop
