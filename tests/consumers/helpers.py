@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 import urllib.error
 import urllib.request
 from collections import Counter
@@ -156,6 +157,15 @@ def lake_progress(lake: Path, topic: str, catalog: str | None = None) -> int:
     finally:
         con.close()
     return int(total)
+
+
+def wait_for_progress(lake: Path, topic: str, at_least: int, timeout_s: float = 300.0) -> int:
+    """Waits (up to `timeout_s`) until the lake has committed `at_least` messages of `topic`;
+    returns its progress then (the caller asserts on it where it matters)."""
+    deadline = time.monotonic() + timeout_s
+    while (progress := lake_progress(lake, topic)) < at_least and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return progress
 
 
 def free_port() -> int:
