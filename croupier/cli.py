@@ -37,6 +37,23 @@ COMMANDS: dict[str, str] = {
 }
 
 
+def _interrupt_connections(exc: BaseException) -> None:
+    """DuckDB (1.5) leaves a query that Ctrl-C interrupted half stopped: closing its connection
+    then waits forever (the CLI printed "Aborted!" and hung) unless the connection is
+    interrupted once more. The connections are the frames' locals (or their attributes) along
+    the traceback; they close when those frames go."""
+    duckdb = sys.modules.get("duckdb")
+    if duckdb is None:
+        return
+    tb = exc.__traceback__
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            for candidate in (value, *getattr(value, "__dict__", {}).values()):
+                if isinstance(candidate, duckdb.DuckDBPyConnection):
+                    candidate.interrupt()
+        tb = tb.tb_next
+
+
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported only when used."""
 
@@ -55,6 +72,7 @@ class LazyGroup(click.Group):
             # same "Aborted!" (exit 1) as anywhere else; DuckDB rolled the query back
             if str(exc) != "Query interrupted":
                 raise
+            _interrupt_connections(exc)
             raise click.Abort() from None
         except Exception as exc:
             # The lake's storage failed under a command (a bucket or server away, credentials
