@@ -6,6 +6,7 @@ stays fast (no NumPy, DuckDB or Kafka import until a command runs).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 
@@ -40,8 +41,9 @@ COMMANDS: dict[str, str] = {
 def _interrupt_connections(exc: BaseException) -> None:
     """DuckDB (1.5) leaves a query that Ctrl-C interrupted half stopped: closing its connection
     then waits forever (the CLI printed "Aborted!" and hung) unless the connection is
-    interrupted once more. The connections are the frames' locals (or their attributes) along
-    the traceback; they close when those frames go."""
+    interrupted once more (`infra.lake.close` does so for a command's own close). Here for the
+    connections a command leaves open: the frames' locals (or their attributes) along the
+    traceback, closed when those frames go."""
     duckdb = sys.modules.get("duckdb")
     if duckdb is None:
         return
@@ -50,7 +52,8 @@ def _interrupt_connections(exc: BaseException) -> None:
         for value in tb.tb_frame.f_locals.values():
             for candidate in (value, *getattr(value, "__dict__", {}).values()):
                 if isinstance(candidate, duckdb.DuckDBPyConnection):
-                    candidate.interrupt()
+                    with contextlib.suppress(duckdb.Error):  # closed already: nothing to stop
+                        candidate.interrupt()
         tb = tb.tb_next
 
 

@@ -251,6 +251,14 @@ def install_extensions() -> Path:
     return target
 
 
+def close(con: duckdb.DuckDBPyConnection) -> None:
+    """Closes `con` after stopping whatever query it still runs: DuckDB (1.5) leaves a query
+    that Ctrl-C interrupted half stopped, and closing its connection then waits forever (`croupier
+    sql` printed nothing and hung) unless the connection is interrupted once more."""
+    con.interrupt()
+    con.close()
+
+
 def connect(
     lake: Lake, *, read_only: bool = False, create: bool = False, live: bool = False
 ) -> duckdb.DuckDBPyConnection:

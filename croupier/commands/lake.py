@@ -336,7 +336,7 @@ def sql(lake_path: Path | None, query: str | None, fmt: str) -> None:
             return
         _shell(con, fmt)
     finally:
-        con.close()
+        lakes.close(con)  # a query Ctrl-C interrupted must not hang the close
 
 
 def _run(con: duckdb.DuckDBPyConnection, query: str, fmt: str) -> int:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import click
@@ -79,3 +80,30 @@ def test_a_lake_folder_that_cannot_be_made_is_a_clear_error(tmp_path: Path) -> N
     assert result.returncode == 1, result.stderr
     assert "cannot make the lake's folders" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("after_s", [4.0, 8.0])
+def test_ctrl_c_inside_croupier_sql_aborts_and_the_process_ends(
+    after_s: float, tmp_path: Path
+) -> None:
+    # `croupier sql` closes its own connection on the way out: DuckDB 1.5 then waited forever
+    # for the interrupted query (nothing printed, the process alive; 1 run in 3 here)
+    env = {**os.environ, "CROUPIER_DATA_DIR": str(tmp_path)}
+    croupier = [sys.executable, "-m", "croupier"]
+    init = [*croupier, "lake", "init"]
+    subprocess.run(init, env=env, check=True, capture_output=True, timeout=120)
+    endless = "SELECT count(*) FROM range(100000000000) a, range(10) b"
+    query = subprocess.Popen(
+        [*croupier, "sql", "-c", endless], env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+        time.sleep(after_s)  # mostly inside the query by then; sooner, a Ctrl-C aborts the same
+        query.send_signal(signal.SIGINT)
+        output, _ = query.communicate(timeout=60)
+    finally:
+        query.kill()
+    assert query.returncode == 1, output
+    assert "Aborted!" in output
+    assert "Traceback" not in output
