@@ -55,7 +55,7 @@ tests as (
         subject_id,
         any_value(n)::bigint as n,
         12 as df,
-        sum((observed - expected) ^ 2 / expected) as chi_square,
+        {{ exact_sum("(observed - expected) ^ 2 / expected") }} as chi_square,
         map(list(rank order by rank), list(observed order by rank)) as observed_by_rank
     from cells
     group by all

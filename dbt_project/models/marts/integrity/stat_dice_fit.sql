@@ -43,14 +43,14 @@ face_cells as (
 
 tests as (
     select 'dice_positions' as test_name, table_id, any_value(n) as n, 6 as df,
-        sum((observed - expected) ^ 2 / expected) as chi_square,
+        {{ exact_sum("(observed - expected) ^ 2 / expected") }} as chi_square,
         map(list(cell order by cell), list(observed order by cell)) as observed_by_cell,
         map(list(cell order by cell), list(expected order by cell)) as expected_by_cell
     from position_cells
     group by table_id
     union all
     select 'dice_faces', table_id, any_value(n), 5,
-        sum((observed - expected) ^ 2 / expected),
+        {{ exact_sum("(observed - expected) ^ 2 / expected") }},
         map(list(cell order by cell), list(observed order by cell)),
         map(list(cell order by cell), list(expected order by cell))
     from face_cells
