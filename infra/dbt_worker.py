@@ -6,10 +6,11 @@ building its configuration schemas. A `DbtWorker` runs dbt through its Python AP
 (`dbtRunner`) in a child process that imports dbt once, parses the project once and hands every
 command a copy of that parse's nodes (dbt writes the compiled SQL into the nodes it is handed,
 so the same nodes are never handed over twice). What a command depends on decides whether
-the child may serve it: the caller's `key` (infra/marts.py: the project's files, the
+the child may serve it: the caller's `key` (infra/marts.py: the project's folder and files, the
 repository's packages the models import and read, the installed dbt and DuckDB, the environment
-but for the values read only while dbt runs). A new key starts
-a new child; so does a child that served RECYCLE_AFTER commands, or one that died.
+but for the values read only while dbt runs, such as which lake and which marts store: one
+child builds any lake into any store). A new key starts a new child; so does a child that
+served RECYCLE_AFTER commands, or one that died.
 
 The child reads requests as JSON lines on its stdin and answers each with its exit code on the
 pipe it was given; dbt's own output goes to the stdout and stderr it inherited, as a `dbt`
@@ -74,11 +75,11 @@ class DbtWorker:
         timeout: float | None = None,
     ) -> int:
         """Run `dbt <args>` with `env` as its whole environment; `parse`: the arguments of
-        `dbt parse` that read this project (project, profiles, target and log paths). Returns
+        `dbt parse` that read this project (project, profiles, target and log paths), used by
+        a new child only: `key` tells apart the commands another parse would serve. Returns
         dbt's exit code: 0 passed, 1 a model or test failed, 2 dbt could not run. A command
         that has not answered within `timeout` seconds (a hung dbt, a lock never released) is
         killed with its process, and raises DbtWorkerError; the next command starts another."""
-        key = json.dumps([key, list(parse)])
         if self._child is not None and (
             key != self._key or self._served >= RECYCLE_AFTER or self._child.poll() is not None
         ):

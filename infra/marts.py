@@ -440,10 +440,13 @@ def _code_signature() -> str:
     return digest.hexdigest()
 
 
-# What dbt uses from the environment only while it runs (macros under `execute`, the Python
-# models), never to parse: a new value needs no new parse (infra/dbt_worker.py).
+# What dbt uses from the environment only while it runs (the profile, read by every command;
+# macros under `execute`; the Python models), never to parse: a new value needs no new parse,
+# so one dbt process builds any lake into any marts store (infra/dbt_worker.py).
 PER_BUILD = (
     LAKE_SNAPSHOT, "CROUPIER_TESTED_UP_TO", BUILT_SNAPSHOT, RE_EVALUATE,
+    "CROUPIER_LAKE_PATH", "CROUPIER_LAKE_CATALOG_PATH", "CROUPIER_LAKE_DATA_PATH",
+    "CROUPIER_S3_SETTINGS", "CROUPIER_MARTS_PATH", "PGPASSWORD",
 )  # fmt: skip
 
 
@@ -549,7 +552,12 @@ def build_marts(
             env[BUILT_SNAPSHOT] = str(state.unbroken_since)
     key = hashlib.sha256(
         json.dumps(
-            [project, _code_signature(), {k: v for k, v in env.items() if k not in PER_BUILD}]
+            [
+                str(project_dir.resolve()),
+                project,
+                _code_signature(),
+                {k: v for k, v in env.items() if k not in PER_BUILD},
+            ]
         ).encode()
     ).hexdigest()
     started_at = datetime.now().astimezone()

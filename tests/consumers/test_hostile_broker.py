@@ -17,6 +17,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from events import occurred_at_ms
 from infra import lake as lakes
+from infra.dbt_worker import DbtWorker
 from infra.marts import build_marts
 from producers.simulator import Message
 from tests.consumers.helpers import consumer_command, consumer_env, open_lake
@@ -93,6 +94,7 @@ def test_a_hostile_night_through_the_broker_settles_and_builds(
     topic_name: str,
     tmp_path: Path,
     clean: dict[str, tuple[Any, ...]],  # noqa: F811
+    dbt: DbtWorker,
 ) -> None:
     messages, later, touched, bad_setting = hostile_night()
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
@@ -151,4 +153,4 @@ def test_a_hostile_night_through_the_broker_settles_and_builds(
 
     # dbt's uniqueness tests (events, rounds, violations, ...) hold: the build passes, twice.
     marts = tmp_path / "marts"
-    build_marts(lakes.Lake(root=lake), marts, quiet=True)
+    build_marts(lakes.Lake(root=lake), marts, quiet=True, dbt=dbt)

@@ -23,6 +23,7 @@ from events.models import Game
 from games import registry
 from games.base import RoundEvents, started
 from infra import lake as lakes
+from infra.dbt_worker import DbtWorker
 from infra.marts import build_marts, connect_marts
 from producers.simulator import Message
 from tests.consumers.helpers import night, open_lake
@@ -231,7 +232,7 @@ def test_a_holdem_seat_that_plays_without_an_ante_is_a_violation_naming_its_mone
 
 
 def test_a_round_voided_after_a_decision_returns_the_play_or_call_too(
-    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]], dbt: DbtWorker
 ) -> None:
     """ALL-5: a void returns every wager on the table. A dealing error after the players
     decided (the Hold'em turn, the Tripóker dealer's hand) voids a round whose play or call
@@ -284,11 +285,11 @@ def test_a_round_voided_after_a_decision_returns_the_play_or_call_too(
         }
     assert_untouched_equal(clean, by_round(con), set(wagers))
     con.close()
-    build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True)
+    build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True, dbt=dbt)
 
 
 def test_a_wager_the_rules_do_not_settle_is_returned_and_another_amount_settled_as_recorded(
-    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]], dbt: DbtWorker
 ) -> None:
     """Every wager the events name has its settlement line, whatever the device sent. One lost
     message was enough to break that: a Tripóker ante that arrives after its round closed is
@@ -399,11 +400,11 @@ def test_a_wager_the_rules_do_not_settle_is_returned_and_another_amount_settled_
         assert +lines == +placed, round_id
     assert_untouched_equal(clean, by_round(con), touched)
     con.close()
-    build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True)
+    build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True, dbt=dbt)
 
 
 def test_a_seat_decides_once_and_a_pai_gow_decision_wagers_nothing(
-    tmp_path: Path, clean: dict[str, tuple[Any, ...]]
+    tmp_path: Path, clean: dict[str, tuple[Any, ...]], dbt: DbtWorker
 ) -> None:
     """A second decision for a seat (a resend under a new id, a change of mind) counted in the
     marts as a second play or call that no line held, and the settlement per bet failed on
@@ -455,7 +456,7 @@ def test_a_seat_decides_once_and_a_pai_gow_decision_wagers_nothing(
     assert {rid: got[rid] for rid in touched} == {rid: clean[rid] for rid in touched}
     assert_untouched_equal(clean, got, touched)
     con.close()
-    build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True)
+    build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True, dbt=dbt)
 
 
 def test_a_payment_recorded_for_a_spot_without_a_line_is_held_to_nothing(
@@ -903,6 +904,7 @@ MONEY = {
 
 def test_the_marts_build_on_a_restarted_numbering_and_on_a_replayed_night(
     tmp_path: Path,
+    dbt: DbtWorker,
 ) -> None:
     """What the consumer takes in stride must not fail the marts' build either. A device that
     restarts its numbering (seq 1 again, resynchronised) made the meter test read the table's
@@ -914,7 +916,7 @@ def test_the_marts_build_on_a_restarted_numbering_and_on_a_replayed_night(
     shuffler of each round too, once found by seq)."""
     clean = tmp_path / "clean"
     settle(clean / "lake", CLEAN.messages).close()
-    build_marts(lakes.Lake(root=clean / "lake"), clean / "marts", quiet=True)
+    build_marts(lakes.Lake(root=clean / "lake"), clean / "marts", quiet=True, dbt=dbt)
 
     events = decode(CLEAN.messages)
     for table_id in {e["table_id"] for e in events}:
@@ -926,7 +928,7 @@ def test_the_marts_build_on_a_restarted_numbering_and_on_a_replayed_night(
     con = settle(rebooted / "lake", encode(events))
     assert violations(con) == Counter({"EVT-SEQ/seq_back": 3})
     con.close()
-    build_marts(lakes.Lake(root=rebooted / "lake"), rebooted / "marts", quiet=True)
+    build_marts(lakes.Lake(root=rebooted / "lake"), rebooted / "marts", quiet=True, dbt=dbt)
     for name, columns in {
         **MONEY,
         "fct_table_sessions": "*",
@@ -947,7 +949,7 @@ def test_the_marts_build_on_a_restarted_numbering_and_on_a_replayed_night(
         if e["round_id"] is not None
     )  # every event of every round of the second night, none of the first's
     con.close()
-    build_marts(lakes.Lake(root=replayed / "lake"), replayed / "marts", quiet=True)
+    build_marts(lakes.Lake(root=replayed / "lake"), replayed / "marts", quiet=True, dbt=dbt)
     for name, columns in MONEY.items():
         sql = f"SELECT {columns} FROM {name}"
         assert marts_rows(replayed / "marts", sql) == marts_rows(clean / "marts", sql), name

@@ -11,6 +11,7 @@ import pytest
 
 from events import Game
 from games.profiles import load_profile
+from infra.dbt_worker import DbtWorker
 from producers.simulator import Message, parse_faults, simulate
 from rules.profile import PROFILES_ENV, builtin_profile_text
 from tests.consumers.helpers import derived_hashes, open_lake
@@ -110,7 +111,7 @@ def test_rounds_of_a_version_not_installed_stay_unsettled_and_lose_nothing(
 
 
 def test_the_marts_build_over_versions_without_house_edges_and_list_them(
-    tmp_path: Path, two_versions: list[Message]
+    tmp_path: Path, two_versions: list[Message], dbt: DbtWorker
 ) -> None:
     """A casino's own version (no row in the house-edge seed yet) and a version not released
     here (a device's typo) do not stop `croupier build`: dim_profiles lists each version tables
@@ -128,7 +129,7 @@ def test_the_marts_build_over_versions_without_house_edges_and_list_them(
         for m in table_night(1, seed=5, table_id="TP-01")
     ]
     in_process(two_versions + typo, tmp_path / "lake", "night")
-    build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True)
+    build_marts(lakes.Lake(root=tmp_path / "lake"), tmp_path / "marts", quiet=True, dbt=dbt)
     con = connect_marts(tmp_path / "marts")
     try:
         profiles = con.execute(
@@ -150,7 +151,7 @@ def test_the_marts_build_over_versions_without_house_edges_and_list_them(
     assert statuses == {"TP-01": ["settled"], "TP-02": ["settled"], "TP-03": ["unsettled"]}
 
 
-def test_a_lake_made_before_profile_hash_still_builds(tmp_path: Path) -> None:
+def test_a_lake_made_before_profile_hash_still_builds(tmp_path: Path, dbt: DbtWorker) -> None:
     """The consumer adds a new lake column when it next writes; the build only reads, so a lake
     no consumer opened since still builds (the column is null in staging; before, staging
     failed on it and the build stopped)."""
@@ -164,7 +165,7 @@ def test_a_lake_made_before_profile_hash_still_builds(tmp_path: Path) -> None:
         con.execute("ALTER TABLE rounds DROP COLUMN profile_hash")  # as a lake made before it
     finally:
         con.close()
-    build_marts(lake, tmp_path / "marts", quiet=True)
+    build_marts(lake, tmp_path / "marts", quiet=True, dbt=dbt)
     marts = connect_marts(tmp_path / "marts")
     try:
         row = marts.execute("SELECT count(*) FILTER (WHERE status = 'settled') FROM fct_rounds")

@@ -26,6 +26,7 @@ from dashboards import auth, data
 from dashboards.data.integrity import LIVE_COLUMNS
 from infra import lake as lakes
 from infra.config import get_settings
+from infra.dbt_worker import DbtWorker
 from infra.marts import published_build
 from tests.dashboards.browser import (
     MANAGER,
@@ -61,7 +62,7 @@ class Committed:
 
 
 @pytest.fixture(scope="module")
-def stores(tmp_path_factory: pytest.TempPathFactory) -> Stores:
+def stores(tmp_path_factory: pytest.TempPathFactory, dbt: DbtWorker) -> Stores:
     """One table of each game for an hour with the default faults (a critical DEF-THP2
     overpayment among them), settled and built: the build's lake snapshot is the lake's last."""
     from croupier.commands.demo import run_in_process
@@ -70,7 +71,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Stores:
     root = tmp_path_factory.mktemp("live")
     lake = lakes.Lake(root=root / "lake")
     run_in_process(lake, tables=1, hours=1.0, seed=2025, faults="default", progress=False)
-    build_marts(lake, root / "marts", quiet=True)
+    build_marts(lake, root / "marts", quiet=True, dbt=dbt)
     published = published_build(root / "marts")
     assert published is not None
     return Stores(lake=lake.root, marts=root / "marts", built_from=published.lake_snapshot_id)

@@ -16,13 +16,16 @@ from dashboards import auth
 from events.models import Game
 from infra import lake as lakes
 from infra.config import get_settings
+from infra.dbt_worker import DbtWorker
 from infra.marts import build_marts, connect_marts
 from tests.dashboards.browser import MANAGER, SURVEILLANCE, write_users
 from tests.dashboards.test_pages import _logged_in, _nothing_wrong, _titles, _visit
 
 
 @pytest.fixture(scope="module")
-def hole_carding_night(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+def hole_carding_night(
+    tmp_path_factory: pytest.TempPathFactory, dbt: DbtWorker
+) -> tuple[Path, Path, dict]:
     """Two Tripóker tables (Peru's exposed-card profile) for four hours, no procedure
     faults, a fifth of the players hole-carders; settled and built. Returns the lake, the
     marts and each player's archetype from the truth."""
@@ -34,7 +37,7 @@ def hole_carding_night(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, 
         lake, tables={Game.TRIPOKER: 2, Game.HOLDEM: 0, Game.PAI_GOW: 0}, hours=4.0, seed=5,
         faults="none", truth=root / "truth.jsonl", progress=False, players="hole-carder:0.2",
     )  # fmt: skip
-    build_marts(lake, root / "marts", quiet=True)
+    build_marts(lake, root / "marts", quiet=True, dbt=dbt)
     truth = [json.loads(line) for line in (root / "truth.jsonl").read_text().splitlines()]
     archetypes = {r["player_ref"]: r["archetype"] for r in truth if r.get("kind") == "player"}
     return lake.root, root / "marts", archetypes

@@ -15,6 +15,7 @@ import pytest
 
 from croupier.commands.demo import run_in_process
 from infra import lake as lakes
+from infra.dbt_worker import DbtWorker
 from infra.marts import BuildResult, build_marts, connect_marts
 
 NIGHT_SEED = 3
@@ -45,10 +46,10 @@ def settle_night(folder: Path, *, tables: int, hours: float, seed: int) -> lakes
 
 
 @pytest.fixture(scope="session")
-def built_night(tmp_path_factory: pytest.TempPathFactory) -> BuiltNight:
+def built_night(tmp_path_factory: pytest.TempPathFactory, dbt: DbtWorker) -> BuiltNight:
     """The demo's size (3 tables of each game, 8 hours, faults on), settled and built."""
     folder = tmp_path_factory.mktemp("night")
     lake = settle_night(folder, tables=3, hours=8.0, seed=NIGHT_SEED)
-    result = build_marts(lake, folder / "marts", quiet=True)
+    result = build_marts(lake, folder / "marts", quiet=True, dbt=dbt)
     faults = [json.loads(line) for line in (folder / "truth.jsonl").read_text().splitlines()]
     return BuiltNight(lake=lake, marts=folder / "marts", build=result, faults=faults)

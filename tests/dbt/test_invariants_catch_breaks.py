@@ -21,6 +21,7 @@ from click.testing import CliRunner
 
 from croupier.cli import main as cli
 from infra import lake as lakes
+from infra.dbt_worker import DbtWorker
 from infra.marts import BuildError, build_marts, connect_marts
 from tests.dbt.conftest import settle_night
 from tests.dbt.test_row_contract import broken_checks
@@ -101,23 +102,24 @@ def append_breaks(lake: lakes.Lake) -> None:
 
 def test_singular_tests_fail_on_broken_invariants_and_a_replaced_lake_is_rebuilt(
     tmp_path: Path,
+    dbt: DbtWorker,
 ) -> None:
     lake = settle_night(tmp_path / "a", tables=1, hours=2.0, seed=11)
     marts = tmp_path / "marts"
-    first = build_marts(lake, marts, quiet=True)
+    first = build_marts(lake, marts, quiet=True, dbt=dbt)
     assert not first.full_refresh and failed_tests(marts) == set()
     first_bets = bets_in_marts(marts)
 
     append_breaks(lake)
     with pytest.raises(BuildError):
-        build_marts(lake, marts, quiet=True)
+        build_marts(lake, marts, quiet=True, dbt=dbt)
     # `dbt build` stops at the first failed test: the marts below it keep their last good state
     assert failed_tests(marts)
     assert bets_in_marts(marts) == first_bets
     # build the models anyway, then run every test on them
-    build_marts(lake, marts, command="run", quiet=True)
+    build_marts(lake, marts, command="run", quiet=True, dbt=dbt)
     with pytest.raises(BuildError):
-        build_marts(lake, marts, command="test", quiet=True)
+        build_marts(lake, marts, command="test", quiet=True, dbt=dbt)
     failed = failed_tests(marts)
     assert failed >= SINGULAR
     others = failed - SINGULAR
@@ -168,14 +170,16 @@ def test_singular_tests_fail_on_broken_invariants_and_a_replaced_lake_is_rebuilt
     assert builds == (1,)
 
 
-def test_a_late_meter_movement_is_tested_with_the_movements_after_it(tmp_path: Path) -> None:
+def test_a_late_meter_movement_is_tested_with_the_movements_after_it(
+    tmp_path: Path, dbt: DbtWorker
+) -> None:
     # The meter test reads only the movements not yet tested and those after them: a late
     # contribution, dated between two movements already tested and consistent with the one
     # before it, leaves the meter 10 soles above where the next one starts. Only that next,
     # already tested movement shows the jump, and the incremental build fails on it.
     lake = settle_night(tmp_path / "a", tables=1, hours=2.0, seed=11)
     marts = tmp_path / "marts"
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     con = lakes.connect(lake)
     try:
         con.execute(
@@ -187,7 +191,7 @@ def test_a_late_meter_movement_is_tested_with_the_movements_after_it(tmp_path: P
     finally:
         con.close()
     with pytest.raises(BuildError) as failed:
-        build_marts(lake, marts, quiet=True)
+        build_marts(lake, marts, quiet=True, dbt=dbt)
     assert "assert_meter_never_drops_without_hit" in failed_tests(marts)
     # the error shows the failing row itself, read again from the marts dbt left
     message = str(failed.value)
@@ -196,7 +200,7 @@ def test_a_late_meter_movement_is_tested_with_the_movements_after_it(tmp_path: P
     assert shown.startswith("  problem=meter jumped between movements, table_id="), message
     # a dbt that could not run left that build's results: they are not this one's
     with pytest.raises(BuildError) as failed:
-        build_marts(lake, marts, select="nosuchmethod:x", quiet=True)
+        build_marts(lake, marts, select="nosuchmethod:x", quiet=True, dbt=dbt)
     assert "(exit 2)" in str(failed.value) and "failing row" not in str(failed.value)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from infra.dbt_worker import DbtWorker
 from infra.marts import build_marts, connect_marts
 from tests.dbt.conftest import settle_night
 
@@ -20,10 +21,10 @@ def tables(marts: Path) -> set[str]:
     return {name for (name,) in rows}
 
 
-def test_the_next_build_drops_the_table_of_a_renamed_mart(tmp_path: Path) -> None:
+def test_the_next_build_drops_the_table_of_a_renamed_mart(tmp_path: Path, dbt: DbtWorker) -> None:
     lake = settle_night(tmp_path / "a", tables=1, hours=0.5, seed=3)
     marts = tmp_path / "marts"
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     # a store built before dealer_scorecard became agg_dealer_scorecard_daily
     con = connect_marts(marts, read_only=False)
     try:
@@ -31,7 +32,7 @@ def test_the_next_build_drops_the_table_of_a_renamed_mart(tmp_path: Path) -> Non
     finally:
         con.close()
     assert {"dealer_scorecard", "agg_dealer_scorecard_daily"} <= tables(marts)
-    build_marts(lake, marts, quiet=True)
+    build_marts(lake, marts, quiet=True, dbt=dbt)
     after = tables(marts)
     assert "dealer_scorecard" not in after
     assert {"agg_dealer_scorecard_daily", "agg_revenue_hourly", "fct_rounds"} <= after
