@@ -497,7 +497,7 @@ def status(lake_path: Path | None, topic: str | None, as_json: bool) -> None:
             "tables": lakes.table_counts(con),
         }
     finally:
-        con.close()
+        lakes.close(con)
     lag: dict[str, dict[str, int | None]] = {}
     probe = Consumer(
         settings.kafka_client_config(**{"group.id": "croupier-status", "log_level": 0})

@@ -131,7 +131,7 @@ def summary(lake: lakes.Lake) -> dict[str, Any]:
         ).fetchall()
         dead = con.execute("SELECT count(*) FROM dead_letters").fetchone()
     finally:
-        con.close()
+        lakes.close(con)
     return {
         "rounds": {f"{g}/{s}": n for g, s, n in rounds},
         "by_game": {

@@ -69,7 +69,7 @@ def init(lake_path: Path | None) -> None:
         # several inits (services started together) may race to create the tables: again
         retry_when_locked(lambda: create_tables(con), conflicts=True)
     finally:
-        con.close()
+        lakes.close(con)
     click.echo(f"{'Opened existing' if existed else 'Created'} lake at {store.where}")
 
 
@@ -100,7 +100,7 @@ def info(lake_path: Path | None, as_json: bool) -> None:
             "tables": lakes.table_counts(con),
         }
     finally:
-        con.close()
+        lakes.close(con)
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
@@ -172,7 +172,7 @@ def maintain(
     except duckdb.Error as exc:
         raise click.ClickException(f"maintenance failed: {exc}") from exc
     finally:
-        con.close()
+        lakes.close(con)
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2, default=str))
         return

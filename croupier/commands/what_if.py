@@ -219,7 +219,7 @@ def _created(lake: lakes.Lake) -> datetime | None:
     try:
         made = identity(con)
     finally:
-        con.close()
+        lakes.close(con)
     return made[1] if made is not None else None
 
 

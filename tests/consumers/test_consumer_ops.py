@@ -38,6 +38,7 @@ from tests.consumers.helpers import (
     lake_progress,
     night,
     open_lake,
+    wait_for_progress,
 )
 from tests.consumers.test_kafka_consumer import unique_valid_ids
 
@@ -477,9 +478,7 @@ def test_a_40_s_broker_outage_is_three_lines_and_loses_or_doubles_nothing(
         stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 120
-        while lake_progress(lake, topic_name) == 0 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_for_progress(lake, topic_name, 1, timeout_s=120)
         # Down while the consumer holds fetched messages with dead letters among them: their
         # batches wait for the dead-letter topic.
         stopped_at = time.monotonic()
