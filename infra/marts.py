@@ -447,6 +447,8 @@ PER_BUILD = (
     LAKE_SNAPSHOT, "CROUPIER_TESTED_UP_TO", BUILT_SNAPSHOT, RE_EVALUATE,
     "CROUPIER_LAKE_PATH", "CROUPIER_LAKE_CATALOG_PATH", "CROUPIER_LAKE_DATA_PATH",
     "CROUPIER_S3_SETTINGS", "CROUPIER_MARTS_PATH", "PGPASSWORD",
+    # and what nothing dbt runs reads: pytest names the running test in it, anew for each one
+    "PYTEST_CURRENT_TEST",
 )  # fmt: skip
 
 

@@ -51,6 +51,12 @@ def test_one_dbt_process_builds_what_a_new_process_per_build_builds(
             assert len(built) == 1 and not built[0].full_refresh
             assert dbt.pid == first  # one process, one parse
 
+        # another lake into another store, in the same process: it reads which lake and which
+        # store only while it builds
+        other = settle_night(tmp_path / "other", tables=1, hours=0.5, seed=12)
+        build_marts(other, tmp_path / "other-marts", quiet=True, dbt=dbt)
+        assert dbt.pid == first
+
         # the process dies between builds (an operator's kill, the OOM killer): the next build
         # starts another
         os.kill(first, signal.SIGKILL)
@@ -78,6 +84,7 @@ def test_one_dbt_process_builds_what_a_new_process_per_build_builds(
         assert dbt.pid not in (None, first, second, third)
 
     assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
+    assert_equal_to_a_full_build(tmp_path / "other-marts", other, tmp_path / "other-full")
 
 
 def held_open(pid: int, *folders: Path) -> list[str]:
