@@ -25,9 +25,10 @@ from tests import s3
 KAFKA_VERSION = os.environ.get("CROUPIER_LOCAL_KAFKA_VERSION", "4.1.1")
 
 # The files that took longest in a profiled run (4 workers on 2 cores: 2,107 s down to 411 s),
-# longest first. With `--dist loadfile` a worker takes whole files in collection order, so
-# these are collected first: collected last, as their folders' names put most of them, they ran
-# on alone at the end of the run while the other workers sat idle.
+# longest first. `./run test` hands whole files to the workers in collection order
+# (--no-loadscope-reorder; by default pytest-xdist starts the files with the most tests first),
+# so these are collected first: started last, they ran on alone at the end of the run while
+# the other workers sat idle.
 LONGEST_FIRST = (
     "dbt/test_build_scope.py",
     "consumers/test_evidence_worker.py",
