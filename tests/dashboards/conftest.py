@@ -15,6 +15,7 @@ import pytest
 from dashboards import auth
 from infra import lake as lakes
 from infra.config import get_settings
+from infra.dbt_worker import DbtWorker
 from tests.dashboards.browser import write_users
 
 
@@ -32,7 +33,9 @@ class DemoStores:
 
 
 @pytest.fixture(scope="session")
-def demo_stores(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoStores:
+def demo_stores(
+    tmp_path_factory: pytest.TempPathFactory, worker_id: str, dbt: DbtWorker
+) -> DemoStores:
     """One table of each game for three hours, with the default faults, settled and built once
     per test run: the pytest-xdist workers share it (the dashboards only read it), the first
     that needs it builds it while the others wait on a lock."""
@@ -49,7 +52,7 @@ def demo_stores(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Dem
             shutil.rmtree(root, ignore_errors=True)  # what a worker killed half-way left
             lake = lakes.Lake(root=root / "lake")
             run_in_process(lake, tables=1, hours=3.0, seed=2025, faults="default", progress=False)
-            build_marts(lake, root / "marts", quiet=True)
+            build_marts(lake, root / "marts", quiet=True, dbt=dbt)
             (root / "built").touch()
     return DemoStores(lake=root / "lake", marts=root / "marts")
 

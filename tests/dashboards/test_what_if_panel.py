@@ -14,6 +14,7 @@ from croupier.cli import main
 from dashboards import auth, data
 from infra import lake as lakes
 from infra.config import get_settings
+from infra.dbt_worker import DbtWorker
 from infra.marts import build_marts, connect_marts
 from tests.dashboards.browser import MANAGER
 from tests.dashboards.conftest import DemoStores
@@ -23,10 +24,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def own_marts(demo_stores: DemoStores, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def own_marts(
+    demo_stores: DemoStores, tmp_path_factory: pytest.TempPathFactory, dbt: DbtWorker
+) -> Path:
     """Marts of the demo lake of this module's own: storing a comparison changes them."""
     marts = tmp_path_factory.mktemp("what_if_marts") / "marts"
-    build_marts(lakes.Lake(root=demo_stores.lake), marts, quiet=True)
+    build_marts(lakes.Lake(root=demo_stores.lake), marts, quiet=True, dbt=dbt)
     return marts
 
 
@@ -43,6 +46,7 @@ def test_the_panel_shows_the_command_then_the_stored_comparison(
     demo_stores: DemoStores,
     own_marts: Path,
     monkeypatch: pytest.MonkeyPatch,
+    dbt: DbtWorker,
 ) -> None:
     at = _revenue(monkeypatch, own_marts)
     notes = [i.value for i in at.info]
@@ -80,7 +84,7 @@ def test_the_panel_shows_the_command_then_the_stored_comparison(
 
     # The normal build leaves the model out (it is built on request) and still passes; the
     # stored comparison stays in the marts.
-    build_marts(lakes.Lake(root=demo_stores.lake), own_marts, quiet=True)
+    build_marts(lakes.Lake(root=demo_stores.lake), own_marts, quiet=True, dbt=dbt)
     at = _revenue(monkeypatch, own_marts)
     assert _metrics(at)["House result re-settled"] == _money(whatif)
 

@@ -28,6 +28,7 @@ import pytest
 from infra import lake as lakes
 from infra import marts as build_module
 from infra.config import get_settings
+from infra.dbt_worker import DbtWorker
 from infra.marts import (
     PROJECT_DIR,
     BuildError,
@@ -86,10 +87,10 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> Night:
 
 
 @pytest.fixture(scope="module")
-def full_marts(night: Night, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def full_marts(night: Night, tmp_path_factory: pytest.TempPathFactory, dbt: DbtWorker) -> Path:
     """The marts of the whole lake, built once from scratch."""
     marts = tmp_path_factory.mktemp("full") / "marts"
-    build_marts(night.lake, marts, full_refresh=True, quiet=True)
+    build_marts(night.lake, marts, full_refresh=True, quiet=True, dbt=dbt)
     return marts
 
 
@@ -170,11 +171,12 @@ def test_a_build_failed_half_way_changes_nothing_readers_see(
     broken_project: Path,
     dashboards_on: Path,
     monkeypatch: pytest.MonkeyPatch,
+    dbt: DbtWorker,
 ) -> None:
     from dashboards import data
 
     marts = dashboards_on
-    build_marts(night.lake, marts, quiet=True, lake_snapshot=night.first)
+    build_marts(night.lake, marts, quiet=True, lake_snapshot=night.first, dbt=dbt)
     published = published_build(marts)
     assert published is not None and published.lake_snapshot_id == night.first
     before = mart_hashes(marts)
@@ -209,7 +211,7 @@ def test_a_build_failed_half_way_changes_nothing_readers_see(
     # the next good build publishes; expiring every snapshot it may (no retention) keeps the
     # one published before it, which readers may still hold
     monkeypatch.setattr(build_module, "KEEP_SNAPSHOTS", "0 seconds")
-    result = build_marts(night.lake, marts, quiet=True)
+    result = build_marts(night.lake, marts, quiet=True, dbt=dbt)
     assert not result.full_refresh
     now = published_build(marts)
     assert now is not None and now.lake_snapshot_id == night.snapshots[-1]
@@ -234,10 +236,10 @@ def test_a_build_failed_half_way_changes_nothing_readers_see(
 
 
 def test_a_sigkilled_build_changes_nothing_readers_see(
-    night: Night, full_marts: Path, tmp_path: Path
+    night: Night, full_marts: Path, tmp_path: Path, dbt: DbtWorker
 ) -> None:
     marts = tmp_path / "marts"
-    build_marts(night.lake, marts, quiet=True, lake_snapshot=night.middle)
+    build_marts(night.lake, marts, quiet=True, lake_snapshot=night.middle, dbt=dbt)
     published = published_build(marts)
     assert published is not None
     before = mart_hashes(marts)

@@ -20,6 +20,7 @@ import duckdb
 import pytest
 
 from infra import lake as lakes
+from infra.dbt_worker import DbtWorker
 from infra.marts import build_marts, connect_marts
 
 WRITER = """
@@ -161,7 +162,7 @@ BUILDS_WHILE_WRITING = 4
 
 @pytest.mark.timeout(1800)
 def test_build_succeeds_while_the_consumer_writes_and_readers_see_committed_marts(
-    tmp_path: Path,
+    tmp_path: Path, dbt: DbtWorker
 ) -> None:
     lake = lakes.Lake(root=tmp_path / "lake")
     marts = tmp_path / "marts"
@@ -180,7 +181,8 @@ def test_build_succeeds_while_the_consumer_writes_and_readers_see_committed_mart
         overlapping = 0
         builds = 0
         while writer.poll() is None and builds < BUILDS_WHILE_WRITING:
-            built = build_marts(lake, marts, quiet=True)  # raises if a model or a test fails
+            # raises if a model or a test fails
+            built = build_marts(lake, marts, quiet=True, dbt=dbt)
             builds += 1
             committed.add(bets_in_marts(marts))
             # the consumer committed to the lake while this build was reading it
@@ -190,7 +192,7 @@ def test_build_succeeds_while_the_consumer_writes_and_readers_see_committed_mart
                     [sys.executable, "-c", READER, str(marts), str(report), str(stop)]
                 )
         assert writer.wait() == 0
-        final = build_marts(lake, marts, quiet=True)
+        final = build_marts(lake, marts, quiet=True, dbt=dbt)
         committed.add(bets_in_marts(marts))
     finally:
         stop.touch()
@@ -208,7 +210,7 @@ def test_build_succeeds_while_the_consumer_writes_and_readers_see_committed_mart
     assert {tuple(s) for s in seen["seen"]} <= committed
     # the marts grown build after build equal the marts built once from the final lake
     assert bets_in_marts(marts) == settled(lake)
-    build_marts(lake, tmp_path / "marts-full", full_refresh=True, quiet=True)
+    build_marts(lake, tmp_path / "marts-full", full_refresh=True, quiet=True, dbt=dbt)
     diff = differences(marts, tmp_path / "marts-full")
     # partial counts are appended per build by design: their sums must agree
     diff.pop("intermediate.int_card_rank_counts", None)

@@ -155,9 +155,12 @@ def cloned_nights(
     return clone, night, lake
 
 
-def assert_equal_to_a_full_build(marts: Path, lake: lakes.Lake, full: Path) -> None:
-    """The marts built incrementally equal a full build of the same lake into `full`."""
-    build_marts(lake, full, full_refresh=True, quiet=True)
+def assert_equal_to_a_full_build(
+    marts: Path, lake: lakes.Lake, full: Path, dbt: DbtWorker | None
+) -> None:
+    """The marts built incrementally equal a full build of the same lake into `full`, in the
+    dbt process `dbt` (None: a new one)."""
+    build_marts(lake, full, full_refresh=True, quiet=True, dbt=dbt)
     diff = differences(marts, full, leaving=("source_lake_row_id",))
     diff.pop("intermediate.int_card_rank_counts", None)  # partial sums per build, by design
     assert diff == {}
@@ -201,7 +204,7 @@ def test_the_per_day_aggregates_recompute_only_the_days_with_new_rows(
     ) > newest
     revenue_after = set(marts_rows(marts, "SELECT * FROM agg_revenue"))
     assert revenue_before <= revenue_after  # the first two days' revenue rows, as they were
-    assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
+    assert_equal_to_a_full_build(marts, lake, tmp_path / "full", dbt)
 
 
 def marts_rows(marts: Path, sql: str) -> list[tuple[object, ...]]:
@@ -252,7 +255,7 @@ def test_the_event_models_read_the_lake_change_feed_unless_a_snapshot_since_is_e
     assert build_marts(lake, marts, quiet=True, dbt=dbt).full_refresh
     assert not reads_change_feed()
 
-    assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
+    assert_equal_to_a_full_build(marts, lake, tmp_path / "full", dbt)
 
 
 def test_rows_added_and_deleted_since_the_last_build_are_no_new_rows(
@@ -311,7 +314,7 @@ def test_rows_added_and_deleted_since_the_last_build_are_no_new_rows(
         "int_table_events": True,
         "row_contract_stg_lake__violations": True,
     }
-    assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
+    assert_equal_to_a_full_build(marts, lake, tmp_path / "full", dbt)
 
 
 def test_a_lake_rewritten_since_the_last_build_gets_a_full_refresh(
@@ -373,7 +376,7 @@ def test_a_lake_rewritten_since_the_last_build_gets_a_full_refresh(
         marts, "SELECT count(*) FROM fct_violations WHERE evidence = '{\"redacted\": true}'"
     )
     assert redacted > 0  # the rows built before the column came back with its default
-    assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
+    assert_equal_to_a_full_build(marts, lake, tmp_path / "full", dbt)
 
 
 def test_late_tray_events_regroup_the_table_sessions_as_a_full_build_would(
@@ -421,4 +424,4 @@ def test_late_tray_events_regroup_the_table_sessions_as_a_full_build_would(
     assert len(after) > len(before) + 1  # the late opening's session and the new night's
     kept = [row for row in before if row[1] != table_id]
     assert set(kept) <= set(after)  # the other tables' sessions as they were
-    assert_equal_to_a_full_build(marts, lake, tmp_path / "full")
+    assert_equal_to_a_full_build(marts, lake, tmp_path / "full", dbt)
